@@ -1,0 +1,1 @@
+"""The ``librarian`` command line: a thin shell over :mod:`codelibrarian.api`."""

@@ -1,0 +1,136 @@
+"""Helpers every command module shares: output, errors, progress, options.
+
+Commands print results on stdout (``--json`` prints exactly one JSON document),
+diagnostics and explanations on stderr. Progress bars draw only on a TTY.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TaskProgressColumn,
+    TextColumn,
+    TimeRemainingColumn,
+)
+from rich.text import Text
+
+from ..errors import LibrarianError, exit_code_for
+
+__all__ = [
+    "JSON_OPTION",
+    "REPO_OPTION",
+    "err_console",
+    "fail",
+    "out_console",
+    "print_json",
+    "progress",
+    "resolve_repo",
+]
+
+REPO_OPTION = typer.Option(
+    Path(), "--repo", "-C", help="Repository root (default: the current directory)."
+)
+JSON_OPTION = typer.Option(False, "--json", help="Print one JSON document on stdout.")
+
+
+def out_console() -> Console:
+    return Console(file=sys.stdout, soft_wrap=True, highlight=False)
+
+
+def err_console() -> Console:
+    return Console(file=sys.stderr, soft_wrap=True, highlight=False)
+
+
+def print_json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, sort_keys=False, ensure_ascii=False) + "\n")
+
+
+def resolve_repo(repo: Path) -> Path:
+    root = repo.expanduser().resolve()
+    if not root.is_dir():
+        raise LibrarianError(
+            f"{repo} is not a directory.", hint="Pass an existing folder to --repo."
+        )
+    return root
+
+
+def fail(error: LibrarianError, *, as_json: bool = False) -> typer.Exit:
+    """Report a library error the way the CLI promises and return the Exit to raise."""
+    code = exit_code_for(error)
+    if as_json:
+        print_json({"ok": False, **error.to_dict(), "exit_code": code})
+    else:
+        console = err_console()
+        console.print(f"[bold red]error:[/] {error.message}", markup=True, highlight=False)
+        if error.hint:
+            console.print(error.hint, markup=False, highlight=False)
+    return typer.Exit(code)
+
+
+@contextmanager
+def progress(description: str, total: int | None, *, enabled: bool = True) -> Iterator[Any]:
+    """A rich progress bar on a TTY (rate + ETA); a silent stand-in otherwise.
+
+    Yields an object with ``advance(n=1)`` and ``update(total=...)``.
+    """
+    if not enabled or not sys.stderr.isatty():
+        yield _Silent()
+        return
+    bar = Progress(
+        TextColumn("[progress.description]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TaskProgressColumn(),
+        _RateColumn(),
+        TimeRemainingColumn(),
+        console=err_console(),
+        transient=True,
+    )
+    with bar:
+        task = bar.add_task(description, total=total)
+        yield _Live(bar, task)
+
+
+class _RateColumn(ProgressColumn):
+    """Items per second, e.g. ``212 files/s``."""
+
+    def __init__(self, unit: str = "files") -> None:
+        super().__init__()
+        self._unit = unit
+
+    def render(self, task: Task) -> Text:
+        speed = task.finished_speed or task.speed
+        return Text("" if speed is None else f"{speed:,.0f} {self._unit}/s", style="cyan")
+
+
+class _Silent:
+    def advance(self, n: int = 1) -> None:
+        return None
+
+    def update(self, **_: Any) -> None:
+        return None
+
+
+class _Live:
+    def __init__(self, bar: Progress, task: Any) -> None:
+        self._bar = bar
+        self._task = task
+
+    def advance(self, n: int = 1) -> None:
+        self._bar.advance(self._task, n)
+
+    def update(self, **kwargs: Any) -> None:
+        self._bar.update(self._task, **kwargs)

@@ -1,0 +1,262 @@
+"""Configuration: ``librarian.toml`` or ``[tool.librarian]`` in ``pyproject.toml``.
+
+Validated with pydantic at the boundary; the rest of the library sees frozen
+values. A bad file is an error naming the file, the key and the fix — never a
+silent default. Unknown keys are rejected with the closest valid key.
+
+Budget defaults and validation rules follow the Composer seed
+(``DEFAULT_BUDGET_CONFIG`` / ``validateBudgetConfig``).
+"""
+
+from __future__ import annotations
+
+import difflib
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from .errors import ConfigError
+
+__all__ = [
+    "LANES",
+    "BudgetConfig",
+    "Config",
+    "LaneBudget",
+    "find_config_file",
+    "load_config",
+    "validate_budget",
+]
+
+LANES: tuple[str, ...] = ("policy", "rules", "local", "structure", "retrieved", "history")
+Lane = Literal["policy", "rules", "local", "structure", "retrieved", "history"]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+class LaneBudget(_Strict):
+    min: int = 0
+    max: int
+    priority: int
+
+
+def _default_lanes() -> dict[str, LaneBudget]:
+    return {
+        "policy": LaneBudget(min=200, max=500, priority=0),
+        "rules": LaneBudget(min=500, max=2000, priority=1),
+        "local": LaneBudget(min=1000, max=3000, priority=2),
+        "structure": LaneBudget(min=0, max=1500, priority=3),
+        "retrieved": LaneBudget(min=0, max=2000, priority=4),
+        "history": LaneBudget(min=0, max=1000, priority=5),
+    }
+
+
+def validate_budget(total_tokens: int, lanes: dict[str, LaneBudget]) -> None:
+    """The seed's ``validateBudgetConfig``, raising ``ValueError`` with its messages."""
+    sum_mins = sum(lane.min for lane in lanes.values())
+    if sum_mins > total_tokens:
+        raise ValueError(
+            f"Invalid budget: sum of lane mins ({sum_mins}) exceeds total ({total_tokens}). "
+            "Reduce mins or increase total_tokens."
+        )
+    for name in sorted(lanes, key=lambda n: (lanes[n].priority, n)):
+        lane = lanes[name]
+        if lane.min < 0 or lane.max < 0:
+            raise ValueError(f"Lane {name}: negative budget")
+        if lane.min > lane.max:
+            raise ValueError(f"Lane {name}: min ({lane.min}) > max ({lane.max})")
+
+
+class BudgetConfig(_Strict):
+    """Total budget and per-lane min/max/priority (the seed's ``BudgetConfig``)."""
+
+    total_tokens: int = 8000
+    lanes: dict[str, LaneBudget] = Field(default_factory=_default_lanes)
+
+    @model_validator(mode="after")
+    def _check(self) -> BudgetConfig:
+        unknown = sorted(set(self.lanes) - set(LANES))
+        if unknown:
+            close = difflib.get_close_matches(unknown[0], LANES, n=1, cutoff=0.5)
+            fix = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ValueError(f"unknown lane {unknown[0]!r}{fix}; lanes are {', '.join(LANES)}")
+        if self.total_tokens <= 0:
+            raise ValueError("total_tokens must be positive")
+        # a partial [budget.lanes] table overrides only the lanes it names
+        merged = _default_lanes() | dict(self.lanes)
+        object.__setattr__(self, "lanes", {k: merged[k] for k in LANES})
+        validate_budget(self.total_tokens, self.lanes)
+        return self
+
+    def with_total(self, total_tokens: int) -> BudgetConfig:
+        """The same lanes under another total; mins are scaled down if they no longer fit."""
+        lanes = dict(self.lanes)
+        sum_mins = sum(lane.min for lane in lanes.values())
+        if sum_mins > total_tokens:
+            lanes = {
+                name: LaneBudget(
+                    min=lane.min * total_tokens // sum_mins, max=lane.max, priority=lane.priority
+                )
+                for name, lane in lanes.items()
+            }
+        return BudgetConfig(total_tokens=total_tokens, lanes=lanes)
+
+
+class WorkspaceConfig(_Strict):
+    max_file_bytes: int = Field(default=1_048_576, gt=0)
+    #: extra gitignore-style patterns, on top of .gitignore and .librarianignore
+    ignore: tuple[str, ...] = ()
+
+
+class IndexConfig(_Strict):
+    chunk_max_tokens: int = Field(default=512, ge=64)
+    #: how many recent commits feed the co-change graph
+    cochange_commits: int = Field(default=300, ge=0)
+    #: commits touching more files than this are ignored for co-change (bulk edits)
+    cochange_max_files: int = Field(default=30, ge=2)
+    workers: int = Field(default=0, ge=0)  # 0 = one per core
+
+
+class PolicyConfig(_Strict):
+    constraint_docs: tuple[str, ...] = ("CONSTRAINTS.md",)
+    danger_zones: tuple[str, ...] = ()
+    #: extra sensitive patterns, added to the built-in defaults
+    sensitive_patterns: tuple[str, ...] = ()
+    protected: bool = False
+    scan_secrets: bool = True
+
+
+class RulesConfig(_Strict):
+    #: extra rule files (gitignore-style patterns), added to the built-in list
+    files: tuple[str, ...] = ()
+
+
+class ComposeConfig(_Strict):
+    model: str = "gpt-4o"
+    format: Literal["markdown", "xml", "json", "plain"] = "markdown"
+
+
+class Config(_Strict):
+    budget: BudgetConfig = Field(default_factory=BudgetConfig)
+    workspace: WorkspaceConfig = Field(default_factory=WorkspaceConfig)
+    index: IndexConfig = Field(default_factory=IndexConfig)
+    policy: PolicyConfig = Field(default_factory=PolicyConfig)
+    rules: RulesConfig = Field(default_factory=RulesConfig)
+    compose: ComposeConfig = Field(default_factory=ComposeConfig)
+
+    #: where this config came from ("" for defaults); not a config key
+    source: str = Field(default="", exclude=True)
+
+
+def find_config_file(root: Path) -> tuple[Path, str] | None:
+    """``(file, table)`` for the repository's config, or None for defaults."""
+    toml = root / "librarian.toml"
+    if toml.is_file():
+        return toml, ""
+    pyproject = root / "pyproject.toml"
+    if pyproject.is_file():
+        try:
+            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+            return None  # someone else's broken pyproject is not our config
+        if isinstance(data.get("tool"), dict) and "librarian" in data["tool"]:
+            return pyproject, "tool.librarian"
+    return None
+
+
+def _fields(model: type[BaseModel]) -> list[str]:
+    return [k for k in model.model_fields if k != "source"]
+
+
+def _valid_keys(loc: tuple[str | int, ...]) -> list[str]:
+    """Keys that are valid beside the unknown key at ``loc``."""
+    parent = tuple(str(p) for p in loc[:-1])
+    if not parent:
+        return _fields(Config)
+    if parent == ("budget",):
+        return _fields(BudgetConfig)
+    if len(parent) == 3 and parent[:2] == ("budget", "lanes"):
+        return _fields(LaneBudget)
+    if len(parent) == 1:
+        ann = (
+            Config.model_fields[parent[0]].annotation if parent[0] in Config.model_fields else None
+        )
+        if isinstance(ann, type) and issubclass(ann, BaseModel):
+            return _fields(ann)
+    return []
+
+
+def _format_errors(err: ValidationError, file: str, table: str) -> ConfigError:
+    first = err.errors()[0]
+    loc = tuple(first["loc"])
+    key = ".".join(str(p) for p in loc if p != "__root__")
+    if table and key:
+        key = f"{table}.{key}"
+    elif table:
+        key = table
+    kind = first["type"]
+    if kind == "extra_forbidden":
+        bad = str(loc[-1])
+        valid = _valid_keys(loc)
+        close = difflib.get_close_matches(bad, valid, n=1, cutoff=0.5)
+        fix = f"Did you mean {close[0]!r}?" if close else ""
+        listing = f" Valid keys here: {', '.join(valid)}." if valid else ""
+        return ConfigError(
+            f"unknown key {bad!r}.",
+            file=file,
+            key=key,
+            hint=f"{fix}{listing} Remove or rename the key.".strip(),
+        )
+    msg = str(first["msg"]).removeprefix("Value error, ").rstrip(".")
+    if kind in {"int_type", "bool_type", "string_type", "dict_type", "tuple_type", "literal_error"}:
+        got = first.get("input")
+        return ConfigError(
+            f"wrong type: {msg} (got {got!r}).",
+            file=file,
+            key=key,
+            hint="Fix the value's type; see docs/configuration.md for every key.",
+        )
+    return ConfigError(
+        f"{msg}.",
+        file=file,
+        key=key or None,
+        hint="Fix the values; see docs/configuration.md for the budget rules.",
+    )
+
+
+def load_config(root: Path, *, explicit: Path | None = None) -> Config:
+    """Load and validate the repository's configuration (defaults when there is none)."""
+    found: tuple[Path, str] | None
+    if explicit is not None:
+        if not explicit.is_file():
+            raise ConfigError("config file not found.", file=str(explicit), hint="Check the path.")
+        found = (explicit, "tool.librarian" if explicit.name == "pyproject.toml" else "")
+    else:
+        found = find_config_file(root)
+    if found is None:
+        return Config()
+    path, table = found
+    try:
+        rel = str(path.relative_to(root))
+    except ValueError:
+        rel = str(path)
+    try:
+        data: Any = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(
+            f"not valid TOML: {exc}.", file=rel, hint="Fix the TOML syntax at that line."
+        ) from None
+    except UnicodeDecodeError:
+        raise ConfigError("not UTF-8 text.", file=rel, hint="Save the file as UTF-8.") from None
+    if table:
+        data = data.get("tool", {}).get("librarian", {})
+    if not isinstance(data, dict):
+        raise ConfigError("the librarian table must be a TOML table.", file=rel, key=table or None)
+    try:
+        config = Config.model_validate(data)
+    except ValidationError as exc:
+        raise _format_errors(exc, rel, table) from None
+    return config.model_copy(update={"source": rel})

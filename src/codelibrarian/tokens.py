@@ -1,0 +1,263 @@
+"""Exact, offline token counting.
+
+``bpe-openai`` ships the o200k_base and cl100k_base encodings inside the wheel, so
+counting never touches the network. Models whose tokenizer is public map to their
+encoding; for families whose tokenizer is not public (Claude, Gemini, local models)
+we count with o200k_base and multiply by a documented safety factor, rounding up,
+so a budget computed here is never smaller than what the model will see. The
+factors and the evidence for them are in ``docs/tokenizers.md``.
+
+Counts are cached by content hash: the same text is never encoded twice in a
+process, which keeps the composer's render/shrink loop cheap.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from .errors import UsageError
+
+__all__ = [
+    "ENCODINGS",
+    "SAFETY_FACTORS",
+    "BpeTokenizer",
+    "ScaledTokenizer",
+    "Tokenizer",
+    "encoding_for_model",
+    "fit_prefix",
+    "get_tokenizer",
+]
+
+ENCODINGS = ("o200k_base", "cl100k_base")
+DEFAULT_MODEL = "gpt-4o"
+
+#: bpe-openai refuses inputs of 1,000,000 characters or more; stay well below.
+_MAX_CHUNK_CHARS = 400_000
+_CACHE_ENTRIES = 65_536
+
+
+@runtime_checkable
+class Tokenizer(Protocol):
+    """Counts tokens for one target model. Implementations must be pure."""
+
+    @property
+    def name(self) -> str:
+        """Stable identifier, part of cache keys and decision records."""
+        ...
+
+    def count(self, text: str) -> int:
+        """Exact number of tokens the target model sees for ``text``."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class _Family:
+    prefixes: tuple[str, ...]
+    encoding: str
+    factor_permille: int  # 1000 = exact
+
+
+#: model-name prefixes, checked in order (longest/most specific first)
+_FAMILIES: tuple[_Family, ...] = (
+    _Family(("gpt-4o", "chatgpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "gpt-oss"), "o200k_base", 1000),
+    _Family(("o1", "o3", "o4", "codex"), "o200k_base", 1000),
+    _Family(("gpt-4", "gpt-3.5", "text-embedding-3", "text-embedding-ada"), "cl100k_base", 1000),
+    _Family(("claude", "anthropic"), "o200k_base", 1350),
+    _Family(("gemini", "gemma"), "o200k_base", 1200),
+    _Family(
+        ("llama", "qwen", "mistral", "mixtral", "deepseek", "phi", "codellama", "starcoder"),
+        "o200k_base",
+        1250,
+    ),
+)
+#: any model we do not recognise (a local model behind LM Studio, say)
+_UNKNOWN = _Family((), "o200k_base", 1350)
+
+#: published per-family factors (per-mille), for docs and ``librarian doctor``
+SAFETY_FACTORS: dict[str, int] = {
+    "claude": 1350,
+    "gemini": 1200,
+    "local (llama, qwen, mistral, deepseek, ...)": 1250,
+    "unknown": 1350,
+}
+
+
+def _family_for(model: str) -> _Family:
+    lowered = model.strip().lower()
+    if lowered in ENCODINGS:
+        return _Family((lowered,), lowered, 1000)
+    # provider prefixes such as "openai/gpt-4o" or "ollama:llama3.2"
+    for sep in ("/", ":"):
+        if sep in lowered and not lowered.startswith(("o1", "o3", "o4")):
+            head, _, tail = lowered.partition(sep)
+            if head in {"openai", "anthropic", "google", "ollama", "lmstudio", "azure"}:
+                lowered = tail
+    for fam in _FAMILIES:
+        if lowered.startswith(fam.prefixes):
+            return fam
+    return _UNKNOWN
+
+
+def encoding_for_model(model: str) -> tuple[str, int]:
+    """``(encoding, safety factor per-mille)`` for a model name."""
+    fam = _family_for(model)
+    return fam.encoding, fam.factor_permille
+
+
+_ENCODERS: dict[str, Any] = {}
+_ENC_LOCK = threading.Lock()
+
+
+def _encoder(encoding: str) -> Any:
+    with _ENC_LOCK:
+        enc = _ENCODERS.get(encoding)
+        if enc is None:
+            import bpe_openai  # ~0.7 s import: only when a count is first needed
+
+            enc = bpe_openai.get_encoding(encoding)
+            _ENCODERS[encoding] = enc
+        return enc
+
+
+def _split_for_encoder(text: str) -> list[str]:
+    """Split long text at a newline followed by a non-space character.
+
+    The o200k/cl100k pre-tokenizers never merge across such a boundary, so the
+    sum of chunk counts equals the count of the whole text.
+    """
+    if len(text) < _MAX_CHUNK_CHARS:
+        return [text]
+    parts: list[str] = []
+    start = 0
+    n = len(text)
+    while n - start >= _MAX_CHUNK_CHARS:
+        cut = -1
+        pos = start + _MAX_CHUNK_CHARS
+        while pos > start + 1:
+            pos = text.rfind("\n", start + 1, pos)
+            if pos < 0:
+                break
+            if pos + 1 < n and not text[pos + 1].isspace() and not text[pos - 1].isspace():
+                cut = pos + 1
+                break
+        if cut <= start:
+            cut = start + _MAX_CHUNK_CHARS  # pathological text with no safe boundary
+        parts.append(text[start:cut])
+        start = cut
+    parts.append(text[start:])
+    return parts
+
+
+class BpeTokenizer:
+    """Exact counts with one of bpe-openai's encodings."""
+
+    def __init__(self, encoding: str = "o200k_base") -> None:
+        if encoding not in ENCODINGS:
+            raise UsageError(
+                f"unknown encoding {encoding!r}",
+                hint=f"Use one of: {', '.join(ENCODINGS)}.",
+            )
+        self._encoding = encoding
+        self._cache: OrderedDict[bytes, int] = OrderedDict()
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        return self._encoding
+
+    def encode(self, text: str) -> list[int]:
+        enc = _encoder(self._encoding)
+        out: list[int] = []
+        for part in _split_for_encoder(text):
+            out.extend(enc.encode_ordinary(part))
+        return out
+
+    def decode(self, tokens: list[int]) -> str:
+        result: str = _encoder(self._encoding).decode(tokens)
+        return result
+
+    def count(self, text: str) -> int:
+        if not text:
+            return 0
+        key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        with self._lock:
+            hit = self._cache.get(key)
+            if hit is not None:
+                self._cache.move_to_end(key)
+                return hit
+        enc = _encoder(self._encoding)
+        total = sum(len(enc.encode_ordinary(p)) for p in _split_for_encoder(text))
+        with self._lock:
+            self._cache[key] = total
+            if len(self._cache) > _CACHE_ENTRIES:
+                self._cache.popitem(last=False)
+        return total
+
+
+class ScaledTokenizer:
+    """o200k counts times a safety factor, rounded up, for non-public tokenizers."""
+
+    def __init__(self, base: BpeTokenizer, factor_permille: int) -> None:
+        if factor_permille < 1000:
+            raise UsageError("a safety factor below 1.0 would under-count tokens")
+        self._base = base
+        self._factor = factor_permille
+
+    @property
+    def name(self) -> str:
+        return f"{self._base.name}x{self._factor}"
+
+    @property
+    def factor_permille(self) -> int:
+        return self._factor
+
+    def count(self, text: str) -> int:
+        return math.ceil(self._base.count(text) * self._factor / 1000)
+
+
+_TOKENIZERS: dict[tuple[str, int], Tokenizer] = {}
+
+
+def get_tokenizer(model: str | None = None) -> Tokenizer:
+    """The tokenizer to count with for ``model`` (default ``gpt-4o``)."""
+    encoding, factor = encoding_for_model(model or DEFAULT_MODEL)
+    key = (encoding, factor)
+    tok = _TOKENIZERS.get(key)
+    if tok is None:
+        base = _TOKENIZERS.get((encoding, 1000))
+        if base is None:
+            base = BpeTokenizer(encoding)
+            _TOKENIZERS[(encoding, 1000)] = base
+        assert isinstance(base, BpeTokenizer)
+        tok = base if factor == 1000 else ScaledTokenizer(base, factor)
+        _TOKENIZERS[key] = tok
+    return tok
+
+
+def fit_prefix(tokenizer: Tokenizer, text: str, max_tokens: int) -> str:
+    """Longest prefix of ``text`` ending at a line (else word) boundary within ``max_tokens``.
+
+    Binary search over boundaries, so it needs O(log n) counts. Returns "" when
+    not even the first line fits.
+    """
+    if max_tokens <= 0 or not text:
+        return ""
+    if tokenizer.count(text) <= max_tokens:
+        return text
+    cuts = [i + 1 for i, ch in enumerate(text) if ch == "\n"]
+    if not cuts or tokenizer.count(text[: cuts[0]]) > max_tokens:
+        cuts = [i for i, ch in enumerate(text) if ch in " \t\n"] or []
+    lo, hi, best = 0, len(cuts) - 1, 0
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        if tokenizer.count(text[: cuts[mid]]) <= max_tokens:
+            best = cuts[mid]
+            lo = mid + 1
+        else:
+            hi = mid - 1
+    return text[:best]

@@ -1,0 +1,84 @@
+"""Shared test helpers: real git repositories in temp dirs, the real CLI."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "Test Author",
+    "GIT_AUTHOR_EMAIL": "author@example.invalid",
+    "GIT_COMMITTER_NAME": "Test Author",
+    "GIT_COMMITTER_EMAIL": "author@example.invalid",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+
+
+def git(repo: Path, *args: str, date: str | None = None) -> str:
+    env = {**os.environ, **GIT_ENV, "GIT_CONFIG_GLOBAL": os.devnull}
+    if date:
+        env["GIT_AUTHOR_DATE"] = date
+        env["GIT_COMMITTER_DATE"] = date
+    result = subprocess.run(
+        ["git", "-C", str(repo), *args], env=env, capture_output=True, text=True, check=True
+    )
+    return result.stdout
+
+
+def write_files(root: Path, files: Mapping[str, str | bytes]) -> None:
+    for rel, content in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+
+
+def make_repo(
+    root: Path,
+    files: Mapping[str, str | bytes],
+    *,
+    commit: bool = True,
+    message: str = "initial",
+    date: str = "2026-01-01T00:00:00+00:00",
+) -> Path:
+    """A real git repository at ``root`` holding ``files`` (committed unless told not to)."""
+    root.mkdir(parents=True, exist_ok=True)
+    git(root, "init", "-q", "-b", "main")
+    write_files(root, files)
+    if commit:
+        commit_all(root, message, date=date)
+    return root
+
+
+def commit_all(repo: Path, message: str, *, date: str = "2026-01-02T00:00:00+00:00") -> str:
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message, date=date)
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
+def run_cli(
+    *args: str,
+    cwd: Path | None = None,
+    env: Mapping[str, str] | None = None,
+    input: str | None = None,
+) -> subprocess.CompletedProcess[str]:
+    """Run the real ``librarian`` entry point in a subprocess."""
+    full_env = {**os.environ, **GIT_ENV, "GIT_CONFIG_GLOBAL": os.devnull, "NO_COLOR": "1"}
+    full_env.pop("FORCE_COLOR", None)
+    if env:
+        full_env.update(env)
+    return subprocess.run(
+        [sys.executable, "-m", "codelibrarian", *args],
+        check=False,
+        cwd=cwd,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        input=input,
+        timeout=240,
+    )
