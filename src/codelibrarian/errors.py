@@ -14,6 +14,7 @@ what was wrong, where, and the next step.
      ├── BudgetInfeasible                    hard constraints alone exceed the budget
      ├── ProviderUnavailable                 no LLM provider (carries the trace)
      ├── ProviderError                       a provider answered badly
+     │    └── ProviderCallFailed             one request failed (kind, retryable)
      ├── StageFailed                         a query pipeline stage failed
      ├── PackValidationError   (ValueError)  an LCP / handoff file fails its schema
      └── NotFound              (KeyError)    a decision, run or pack id is unknown
@@ -33,6 +34,7 @@ __all__ = [
     "NotARepository",
     "NotFound",
     "PackValidationError",
+    "ProviderCallFailed",
     "ProviderError",
     "ProviderUnavailable",
     "StageFailed",
@@ -201,3 +203,42 @@ def exit_code_for(error: LibrarianError) -> int:
         if klass in EXIT_CODES:
             return EXIT_CODES[klass]
     return 1
+
+
+class ProviderCallFailed(ProviderError):
+    """One request to an LLM provider failed, with a machine-readable ``kind``.
+
+    ``kind`` is one of ``timeout``, ``connection``, ``http_status``, ``malformed``,
+    ``auth``, ``process_failed``, ``unsupported``, ``blocked``, ``schema``.
+    ``retryable`` says whether the same request may succeed if repeated.
+    """
+
+    code = "provider_call_failed"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        provider: str,
+        kind: str,
+        retryable: bool = False,
+        status: int | None = None,
+        attempts: int = 1,
+        hint: str | None = None,
+    ) -> None:
+        super().__init__(message, hint=hint)
+        self.provider = provider
+        self.kind = kind
+        self.retryable = retryable
+        self.status = status
+        self.attempts = attempts
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            **super().to_dict(),
+            "provider": self.provider,
+            "kind": self.kind,
+            "retryable": self.retryable,
+            "status": self.status,
+            "attempts": self.attempts,
+        }
