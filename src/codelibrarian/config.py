@@ -24,6 +24,7 @@ __all__ = [
     "BudgetConfig",
     "Config",
     "LaneBudget",
+    "WorkspaceConfig",
     "find_config_file",
     "load_config",
     "validate_budget",

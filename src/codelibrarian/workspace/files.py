@@ -1,0 +1,249 @@
+"""List the repository's files the way a user expects, recording every skip.
+
+In a git work tree the listing is what git would show: tracked files plus
+untracked files that are not ignored. Elsewhere it is a walk that honours
+``.gitignore`` files at every level. Both honour ``.librarianignore`` and the
+config's ``[workspace].ignore`` patterns, and never list ``.git/`` or
+``.librarian/``.
+
+A file is skipped, with a reason, when it is binary (a NUL byte in its first
+8 KiB), larger than ``max_file_bytes``, a symlink loop, a symlink resolving
+outside the repository, or unreadable. ``not_a_file`` covers listed entries
+that are not regular files (submodules, symlinks to folders, nested
+repositories). Text that is not valid UTF-8 is still listed and is noted as
+``decoded_with_replacement``.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import stat
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from ..config import WorkspaceConfig
+from ..errors import UsageError, WorkspaceError
+from . import git
+from .ignore import GitignoreStack, RootRules, is_always_excluded
+
+__all__ = [
+    "SKIP_REASONS",
+    "ScanResult",
+    "Skip",
+    "WorkspaceFile",
+    "content_hash",
+    "list_candidates",
+    "read_text",
+    "scan_workspace",
+]
+
+#: every reason a listed path can be skipped for
+SKIP_REASONS: tuple[str, ...] = (
+    "binary",
+    "too_large",
+    "symlink_loop",
+    "symlink_outside_repo",
+    "unreadable",
+    "not_a_file",
+)
+DECODED_WITH_REPLACEMENT = "decoded_with_replacement"
+_SNIFF_BYTES = 8192
+
+
+@dataclass(frozen=True, slots=True)
+class WorkspaceFile:
+    path: str  # repo-relative POSIX path
+    size: int
+    mtime_ns: int
+
+
+@dataclass(frozen=True, slots=True)
+class Skip:
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ScanResult:
+    root: Path
+    files: tuple[WorkspaceFile, ...]  # sorted by path
+    skipped: tuple[Skip, ...]  # sorted by (path, reason)
+    notes: tuple[Skip, ...]  # listed files with a remark, e.g. decoded_with_replacement
+    is_git: bool
+
+    @property
+    def total_bytes(self) -> int:
+        return sum(f.size for f in self.files)
+
+    def skip_counts(self) -> dict[str, int]:
+        """Skips per reason, in ``SKIP_REASONS`` order, zero counts omitted."""
+        counts = dict.fromkeys(SKIP_REASONS, 0)
+        for skip in self.skipped:
+            counts[skip.reason] = counts.get(skip.reason, 0) + 1
+        return {k: v for k, v in counts.items() if v}
+
+
+def content_hash(data: bytes) -> str:
+    """Stable content id: blake2b, 16-byte digest, 32 hex characters."""
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def _check_rel(rel: str) -> str:
+    posix = PurePosixPath(rel)
+    if not rel or posix.is_absolute() or ".." in posix.parts:
+        raise UsageError(
+            f"{rel!r} is not a path inside the repository.",
+            hint="Pass a repo-relative POSIX path such as 'src/app.py'.",
+        )
+    return posix.as_posix()
+
+
+def read_text(root: Path, rel: str) -> tuple[str, bool]:
+    """The text of ``root/rel`` and whether invalid UTF-8 had to be replaced."""
+    path = root / _check_rel(rel)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise WorkspaceError(
+            f"cannot read {rel}: {exc.strerror or exc}.",
+            hint="Check that the file exists and is readable; re-run `librarian scan`.",
+        ) from None
+    return _decode(data)
+
+
+def _decode(data: bytes) -> tuple[str, bool]:
+    try:
+        return data.decode("utf-8"), False
+    except UnicodeDecodeError:
+        return data.decode("utf-8", "replace"), True
+
+
+# ---------------------------------------------------------------- candidates
+
+
+def _git_candidates(root: Path) -> list[str]:
+    out = git._run(root, "ls-files", "-z", "--cached", "--others", "--exclude-standard")
+    return sorted({os.fsdecode(p) for p in out.split(b"\0") if p})
+
+
+def _walk_candidates(root: Path, rules: RootRules) -> list[str]:
+    """Every path under ``root`` not ignored by nested ``.gitignore`` files."""
+    found: list[str] = []
+    stack = GitignoreStack()
+
+    def visit(rel_dir: str) -> None:
+        pushed = stack.push_dir(root, rel_dir)
+        try:
+            with os.scandir(root / rel_dir if rel_dir else root) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError:
+            stack.pop(pushed)
+            if rel_dir:
+                found.append(rel_dir + "/")  # becomes an "unreadable" skip
+            return
+        for entry in entries:
+            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
+            if entry.name in (".git", ".librarian"):
+                continue
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+            except OSError:
+                is_dir = False
+            if is_dir:
+                if stack.ignored(rel + "/") or rules.ignored(rel + "/"):
+                    continue
+                visit(rel)
+            elif not stack.ignored(rel):
+                found.append(rel)
+        stack.pop(pushed)
+
+    visit("")
+    return found
+
+
+def list_candidates(root: Path, config: WorkspaceConfig | None = None) -> tuple[list[str], bool]:
+    """Repo-relative paths to consider (before skips) and whether git listed them."""
+    cfg = config or WorkspaceConfig()
+    rules = RootRules.load(root, cfg.ignore)
+    is_git = git.is_git_repo(root)
+    raw = _git_candidates(root) if is_git else _walk_candidates(root, rules)
+    kept = [p for p in raw if not is_always_excluded(p) and not rules.ignored(p.rstrip("/"))]
+    return sorted(set(kept)), is_git
+
+
+# ---------------------------------------------------------------- scanning
+
+
+def _classify(
+    root: Path, real_root: str, rel: str, max_bytes: int
+) -> tuple[WorkspaceFile | None, str | None, bool]:
+    """``(file, skip_reason, replaced)`` for one candidate path."""
+    if rel.endswith("/"):
+        # git lists nested repositories as "dir/"; the walk marks unreadable folders so
+        return None, ("not_a_file" if (root / rel).is_dir() else "unreadable"), False
+    path = root / rel
+    try:
+        link = os.lstat(path)
+    except OSError:
+        return None, "unreadable", False
+    if stat.S_ISLNK(link.st_mode):
+        try:
+            st = path.stat()
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                return None, "symlink_loop", False
+            target = os.path.realpath(path)
+            inside = os.path.commonpath([real_root, target]) == real_root
+            return None, ("unreadable" if inside else "symlink_outside_repo"), False
+        target = os.path.realpath(path)
+        if os.path.commonpath([real_root, target]) != real_root:
+            return None, "symlink_outside_repo", False
+    else:
+        st = link
+    if not stat.S_ISREG(st.st_mode):
+        return None, "not_a_file", False
+    if st.st_size > max_bytes:
+        return None, "too_large", False
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(max_bytes + 1)
+    except OSError:
+        return None, "unreadable", False
+    if len(data) > max_bytes:  # grew since stat
+        return None, "too_large", False
+    if b"\0" in data[:_SNIFF_BYTES]:
+        return None, "binary", False
+    _, replaced = _decode(data)
+    return WorkspaceFile(path=rel, size=len(data), mtime_ns=st.st_mtime_ns), None, replaced
+
+
+def scan_workspace(root: Path, config: WorkspaceConfig | None = None) -> ScanResult:
+    """List the repository's files under ``root`` with every skip and its reason."""
+    root = Path(root).resolve()
+    if not root.is_dir():
+        raise WorkspaceError(
+            f"{root} is not a folder.", hint="Pass the repository root (a folder) to --repo."
+        )
+    cfg = config or WorkspaceConfig()
+    candidates, is_git = list_candidates(root, cfg)
+    real_root = os.path.realpath(root)
+    files: list[WorkspaceFile] = []
+    skipped: list[Skip] = []
+    notes: list[Skip] = []
+    for rel in candidates:
+        found, reason, replaced = _classify(root, real_root, rel, cfg.max_file_bytes)
+        if found is not None:
+            files.append(found)
+            if replaced:
+                notes.append(Skip(rel, DECODED_WITH_REPLACEMENT))
+        elif reason is not None:
+            skipped.append(Skip(rel.rstrip("/"), reason))
+    return ScanResult(
+        root=root,
+        files=tuple(sorted(files, key=lambda f: f.path)),
+        skipped=tuple(sorted(skipped, key=lambda s: (s.path, s.reason))),
+        notes=tuple(sorted(notes, key=lambda s: (s.path, s.reason))),
+        is_git=is_git,
+    )
