@@ -1,0 +1,147 @@
+"""The SQLite schema of ``.librarian/index.db`` and its migrations.
+
+Each migration is a numbered list of statements applied once, inside the same
+``BEGIN IMMEDIATE`` transaction that records it in ``migrations``; a database
+from a newer codelibrarian (a version we do not know) is refused rather than
+guessed at. Files own their rows: deleting a file row cascades to its symbols,
+references, imports and chunks (the FTS rows are deleted explicitly, FTS5 has no
+foreign keys).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+
+from ..errors import IndexCorrupt
+
+__all__ = ["SCHEMA_VERSION", "migrate"]
+
+_V1: tuple[str, ...] = (
+    """CREATE TABLE IF NOT EXISTS meta(
+        key TEXT PRIMARY KEY,
+        value TEXT NOT NULL)""",
+    """CREATE TABLE files(
+        id INTEGER PRIMARY KEY,
+        path TEXT NOT NULL UNIQUE,
+        language TEXT NOT NULL,
+        content_hash TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        mtime_ns INTEGER NOT NULL,
+        tokens INTEGER NOT NULL,
+        lines INTEGER NOT NULL,
+        parse_error TEXT)""",
+    """CREATE TABLE symbols(
+        id INTEGER PRIMARY KEY,
+        file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+        name TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        parent TEXT,
+        start_line INTEGER NOT NULL,
+        end_line INTEGER NOT NULL,
+        signature TEXT NOT NULL,
+        doc TEXT)""",
+    "CREATE INDEX symbols_file ON symbols(file_id)",
+    "CREATE INDEX symbols_name ON symbols(name)",
+    """CREATE TABLE refs(
+        file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+        name TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        line INTEGER NOT NULL)""",
+    "CREATE INDEX refs_file ON refs(file_id)",
+    "CREATE INDEX refs_name ON refs(name)",
+    """CREATE TABLE imports(
+        file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+        spec TEXT NOT NULL,
+        line INTEGER NOT NULL,
+        resolved TEXT)""",
+    "CREATE INDEX imports_file ON imports(file_id)",
+    "CREATE INDEX imports_resolved ON imports(resolved)",
+    """CREATE TABLE chunks(
+        id INTEGER PRIMARY KEY,
+        file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+        start_line INTEGER NOT NULL,
+        end_line INTEGER NOT NULL,
+        symbol TEXT,
+        kind TEXT NOT NULL,
+        text TEXT NOT NULL,
+        tokens INTEGER NOT NULL,
+        content_hash TEXT NOT NULL)""",
+    "CREATE INDEX chunks_file ON chunks(file_id)",
+    # rowid = chunks.id; "_" is a token character so snake_case names stay whole
+    # in path/symbols/body while their parts go to the ``parts`` column.
+    """CREATE VIRTUAL TABLE chunks_fts USING fts5(
+        path, symbols, body, parts,
+        tokenize = "unicode61 remove_diacritics 2 tokenchars '_'")""",
+    """CREATE TABLE cochange(
+        src TEXT NOT NULL,
+        dst TEXT NOT NULL,
+        weight INTEGER NOT NULL,
+        PRIMARY KEY(src, dst))""",
+    """CREATE TABLE graph_cache(
+        kind TEXT PRIMARY KEY,
+        generation INTEGER NOT NULL,
+        data TEXT NOT NULL)""",
+)
+
+#: (version, name, statements), applied in order
+MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = ((1, "initial", _V1),)
+SCHEMA_VERSION = MIGRATIONS[-1][0]
+
+
+def current_version(conn: sqlite3.Connection) -> int:
+    """Highest applied migration (0 for an empty database)."""
+    row = conn.execute(
+        "SELECT name FROM sqlite_master WHERE type='table' AND name='migrations'"
+    ).fetchone()
+    if row is None:
+        return 0
+    got = conn.execute("SELECT MAX(version) FROM migrations").fetchone()
+    return int(got[0] or 0)
+
+
+def migrate(conn: sqlite3.Connection) -> int:
+    """Bring the database to ``SCHEMA_VERSION``; returns the version found before.
+
+    Raises ``IndexCorrupt`` for a database written by a newer schema.
+    """
+    try:
+        before = current_version(conn)
+    except sqlite3.DatabaseError as exc:
+        raise IndexCorrupt(
+            f"the index database cannot be read ({exc}).",
+            hint="Delete .librarian/index.db and run `librarian index` again.",
+        ) from None
+    if before > SCHEMA_VERSION:
+        raise IndexCorrupt(
+            f"the index has schema version {before}, newer than this codelibrarian "
+            f"({SCHEMA_VERSION}).",
+            hint="Upgrade codelibrarian, or delete .librarian/index.db and re-index.",
+        )
+    if before == SCHEMA_VERSION:
+        return before
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        before = current_version(conn)  # another writer may have migrated meanwhile
+        conn.execute(
+            """CREATE TABLE IF NOT EXISTS migrations(
+                version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)"""
+        )
+        for version, name, statements in MIGRATIONS:
+            if version <= before:
+                continue
+            for stmt in statements:
+                conn.execute(stmt)
+            conn.execute(
+                "INSERT INTO migrations(version, name, applied_at) VALUES (?, ?, ?)",
+                (version, name, int(time.time())),
+            )
+        conn.execute(
+            "INSERT OR REPLACE INTO meta(key, value) VALUES ('generation', "
+            "COALESCE((SELECT value FROM meta WHERE key='generation'), '0'))"
+        )
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    return before

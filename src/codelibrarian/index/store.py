@@ -1,0 +1,420 @@
+"""Index storage: the ``Storage`` protocol and its SQLite implementation.
+
+One writer, many readers. The database runs in WAL mode, so readers never block
+the writer or each other. Writers take ``writer_lock`` (an exclusive ``flock`` on
+``index.db.lock``) for a whole indexing run and wrap every batch in
+``BEGIN IMMEDIATE ... COMMIT``: a process killed mid-run leaves the last committed
+batch, never half a file, and the next run picks up what is missing by comparing
+content hashes.
+
+Read methods (``files``, ``file``, ``symbols``, ``references``, ``search``,
+``chunk``, ``chunks_for``, ``edges``, ``imports``) are what the query pipeline and
+the context sources code against; a PostgreSQL backend implements the same
+protocol.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import importlib
+import json
+import os
+import sqlite3
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from types import TracebackType
+from typing import Protocol, runtime_checkable
+
+from ..errors import IndexCorrupt, NotFound
+from . import graph
+from .records import (
+    EDGE_KINDS,
+    Chunk,
+    ChunkHit,
+    EdgeKind,
+    FileData,
+    FileRecord,
+    ImportRecord,
+    Reference,
+    Symbol,
+)
+from .schema import migrate
+from .tokenize import query_terms
+
+__all__ = ["SqliteStore", "Storage", "index_path", "open_store", "writer_lock"]
+
+#: BM25 column weights: path, symbols, body, parts (path and symbol names count more)
+_BM25_WEIGHTS = (4.0, 6.0, 1.0, 1.0)
+
+
+def index_path(root: Path) -> Path:
+    """Where the index of the repository at ``root`` lives (``.librarian/index.db``)."""
+    try:
+        state_mod = importlib.import_module("codelibrarian.workspace.state")
+    except ImportError:  # until the workspace state module lands
+        return root / ".librarian" / "index.db"
+    return Path(state_mod.State(root).index_path)
+
+
+@runtime_checkable
+class Storage(Protocol):
+    """Read side of the index, shared by every backend."""
+
+    def files(self) -> list[FileRecord]: ...
+    def file(self, path: str) -> FileRecord | None: ...
+    def symbols(self, path: str | None = None, name: str | None = None) -> list[Symbol]: ...
+    def references(self, path: str | None = None, name: str | None = None) -> list[Reference]: ...
+    def imports(self, path: str | None = None) -> list[ImportRecord]: ...
+    def search(self, query: str, limit: int = 20) -> list[ChunkHit]: ...
+    def chunk(self, chunk_id: int) -> Chunk: ...
+    def chunks_for(self, path: str) -> list[Chunk]: ...
+    def edges(self, kind: EdgeKind) -> list[tuple[str, str, int]]: ...
+    def generation(self) -> int: ...
+    def close(self) -> None: ...
+
+
+@contextmanager
+def writer_lock(db_path: Path) -> Iterator[None]:
+    """Hold the single-writer lock of the index at ``db_path`` (blocks until free)."""
+    db_path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(str(db_path) + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+def open_store(root: Path, *, readonly: bool = False) -> SqliteStore:
+    """Open (creating and migrating unless ``readonly``) the index of ``root``."""
+    path = index_path(root)
+    if readonly and not path.exists():
+        raise NotFound(
+            f"no index at {path}.", hint="Run `librarian index` in the repository first."
+        )
+    return SqliteStore(path, readonly=readonly)
+
+
+_SYMBOL_COLS = "s.name, s.kind, s.parent, f.path, s.start_line, s.end_line, s.signature, s.doc"
+_CHUNK_COLS = (
+    "c.id, f.path, c.start_line, c.end_line, c.symbol, c.kind, c.text, c.tokens, c.content_hash"
+)
+_FILE_COLS = "path, language, content_hash, size, tokens, parse_error"
+
+
+class SqliteStore:
+    """The embedded backend: one SQLite file in WAL mode."""
+
+    def __init__(self, path: Path, *, readonly: bool = False) -> None:
+        self.path = path
+        self.readonly = readonly
+        try:
+            if readonly:
+                conn = sqlite3.connect(
+                    f"file:{path}?mode=ro", uri=True, isolation_level=None, check_same_thread=False
+                )
+            else:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
+            conn.execute("PRAGMA busy_timeout = 30000")
+            if not readonly:
+                conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("PRAGMA foreign_keys = ON")
+        except sqlite3.DatabaseError as exc:
+            raise IndexCorrupt(
+                f"cannot open the index at {path} ({exc}).",
+                hint="Delete the file and run `librarian index` again.",
+            ) from None
+        self._conn = conn
+        if not readonly:
+            migrate(conn)
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> SqliteStore:
+        return self
+
+    def __exit__(
+        self, et: type[BaseException] | None, ev: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """``BEGIN IMMEDIATE`` ... ``COMMIT`` (rolled back on any error); bumps the generation."""
+        conn = self._conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+            conn.execute(
+                "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'"
+            )
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+
+    # -- reads -------------------------------------------------------------------------
+
+    def generation(self) -> int:
+        """A counter bumped by every committed write (cache key for derived data)."""
+        row = self._conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
+        return int(row[0]) if row else 0
+
+    def meta(self, key: str) -> str | None:
+        row = self._conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    def files(self) -> list[FileRecord]:
+        rows = self._conn.execute(f"SELECT {_FILE_COLS} FROM files ORDER BY path").fetchall()
+        return [FileRecord(*r) for r in rows]
+
+    def file(self, path: str) -> FileRecord | None:
+        row = self._conn.execute(
+            f"SELECT {_FILE_COLS} FROM files WHERE path = ?", (path,)
+        ).fetchone()
+        return None if row is None else FileRecord(*row)
+
+    def file_states(self) -> dict[str, tuple[str, int, int]]:
+        """``path -> (content_hash, size, mtime_ns)`` for incremental indexing."""
+        rows = self._conn.execute("SELECT path, content_hash, size, mtime_ns FROM files")
+        return {r[0]: (r[1], r[2], r[3]) for r in rows}
+
+    def symbols(self, path: str | None = None, name: str | None = None) -> list[Symbol]:
+        where, args = _filters(path, name, "s.name")
+        rows = self._conn.execute(
+            f"SELECT {_SYMBOL_COLS} FROM symbols s JOIN files f ON f.id = s.file_id {where} "
+            "ORDER BY f.path, s.start_line, s.end_line DESC, s.name, s.kind",
+            args,
+        ).fetchall()
+        return [Symbol(*r) for r in rows]
+
+    def references(self, path: str | None = None, name: str | None = None) -> list[Reference]:
+        where, args = _filters(path, name, "r.name")
+        rows = self._conn.execute(
+            f"SELECT r.name, r.kind, f.path, r.line FROM refs r JOIN files f ON f.id = r.file_id "
+            f"{where} ORDER BY f.path, r.line, r.name, r.kind",
+            args,
+        ).fetchall()
+        return [Reference(*r) for r in rows]
+
+    def imports(self, path: str | None = None) -> list[ImportRecord]:
+        where, args = _filters(path, None, "")
+        rows = self._conn.execute(
+            f"SELECT f.path, i.spec, i.line, i.resolved FROM imports i "
+            f"JOIN files f ON f.id = i.file_id {where} ORDER BY f.path, i.line, i.spec",
+            args,
+        ).fetchall()
+        return [ImportRecord(*r) for r in rows]
+
+    def chunk(self, chunk_id: int) -> Chunk:
+        row = self._conn.execute(
+            f"SELECT {_CHUNK_COLS} FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id = ?",
+            (chunk_id,),
+        ).fetchone()
+        if row is None:
+            raise NotFound(
+                f"no chunk {chunk_id} in the index.",
+                hint="Chunk ids change when files are re-indexed; search again.",
+            )
+        return Chunk(*row)
+
+    def chunks_for(self, path: str) -> list[Chunk]:
+        rows = self._conn.execute(
+            f"SELECT {_CHUNK_COLS} FROM chunks c JOIN files f ON f.id = c.file_id "
+            "WHERE f.path = ? ORDER BY c.start_line, c.end_line, c.id",
+            (path,),
+        ).fetchall()
+        return [Chunk(*r) for r in rows]
+
+    def search(self, query: str, limit: int = 20) -> list[ChunkHit]:
+        """BM25 over chunks; integer scores (x1000, higher is better), ties by path then line."""
+        terms = query_terms(query)
+        if not terms or limit <= 0:
+            return []
+        match = " OR ".join(f'"{t}"' for t in terms)
+        w = ", ".join(str(x) for x in _BM25_WEIGHTS)
+        # over-fetch, then order by the integer score with total tie-breaks
+        rows = self._conn.execute(
+            f"SELECT c.id, f.path, c.start_line, c.end_line, c.symbol, c.kind, "
+            f"bm25(chunks_fts, {w}) AS rank, c.tokens FROM chunks_fts "
+            f"JOIN chunks c ON c.id = chunks_fts.rowid JOIN files f ON f.id = c.file_id "
+            f"WHERE chunks_fts MATCH ? ORDER BY rank, c.id LIMIT ?",
+            (match, limit * 4 + 50),
+        ).fetchall()
+        hits = [
+            ChunkHit(r[0], r[1], r[2], r[3], r[4], r[5], round(-float(r[6]) * 1000), r[7])
+            for r in rows
+        ]
+        hits.sort(key=lambda h: (-h.score, h.path, h.start_line, h.end_line, h.chunk_id))
+        return hits[:limit]
+
+    def edges(self, kind: EdgeKind) -> list[tuple[str, str, int]]:
+        """Weighted file edges ``(src, dst, weight)``, sorted, for one graph kind."""
+        if kind not in EDGE_KINDS:
+            raise ValueError(f"unknown edge kind {kind!r}; kinds are {', '.join(EDGE_KINDS)}")
+        if kind == "cochange":
+            rows = self._conn.execute("SELECT src, dst, weight FROM cochange ORDER BY src, dst")
+            return [(r[0], r[1], int(r[2])) for r in rows]
+        if kind == "import":
+            rows = self._conn.execute(
+                "SELECT f.path, i.resolved, COUNT(*) FROM imports i JOIN files f "
+                "ON f.id = i.file_id WHERE i.resolved IS NOT NULL AND i.resolved != f.path "
+                "GROUP BY f.path, i.resolved ORDER BY f.path, i.resolved"
+            )
+            return [(r[0], r[1], int(r[2])) for r in rows]
+        return self._ref_edges()
+
+    def _ref_edges(self) -> list[tuple[str, str, int]]:
+        gen = self.generation()
+        row = self._conn.execute(
+            "SELECT generation, data FROM graph_cache WHERE kind = 'ref'"
+        ).fetchone()
+        if row is not None and int(row[0]) == gen:
+            return [(a, b, int(w)) for a, b, w in json.loads(row[1])]
+        defs = self._conn.execute(
+            "SELECT DISTINCT s.name, f.path FROM symbols s JOIN files f ON f.id = s.file_id"
+        ).fetchall()
+        refs = self._conn.execute(
+            "SELECT f.path, r.name, COUNT(*) FROM refs r JOIN files f ON f.id = r.file_id "
+            "GROUP BY f.path, r.name"
+        ).fetchall()
+        result = graph.reference_edges(defs, refs)
+        if not self.readonly:
+            # the cache is an optimisation: never wait for a busy writer to store it
+            self._conn.execute("PRAGMA busy_timeout = 50")
+            with contextlib.suppress(sqlite3.OperationalError):
+                self._conn.execute(
+                    "INSERT OR REPLACE INTO graph_cache(kind, generation, data) VALUES (?, ?, ?)",
+                    ("ref", gen, json.dumps(result, separators=(",", ":"))),
+                )
+            self._conn.execute("PRAGMA busy_timeout = 30000")
+        return result
+
+    def import_specs(self) -> list[tuple[str, str, int, str | None]]:
+        """Every ``(path, spec, line, resolved)``, to re-resolve after files come or go."""
+        rows = self._conn.execute(
+            "SELECT f.path, i.spec, i.line, i.resolved FROM imports i "
+            "JOIN files f ON f.id = i.file_id ORDER BY f.path, i.line, i.spec"
+        )
+        return [(r[0], r[1], int(r[2]), r[3]) for r in rows]
+
+    def counts(self) -> dict[str, int]:
+        """Row counts of the main tables (for stats and consistency checks)."""
+        out: dict[str, int] = {}
+        for table in ("files", "symbols", "refs", "imports", "chunks", "chunks_fts", "cochange"):
+            out[table] = int(self._conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
+        return out
+
+    # -- writes (callers hold ``writer_lock``) ------------------------------------------
+
+    def write_files(self, batch: Sequence[tuple[FileData, Sequence[ImportRecord]]]) -> None:
+        """Replace the rows of each file in ``batch`` in one transaction."""
+        with self.transaction() as conn:
+            for data, imports in batch:
+                _delete_file(conn, data.path)
+                _insert_file(conn, data, imports)
+
+    def delete_files(self, paths: Iterable[str]) -> None:
+        with self.transaction() as conn:
+            for path in sorted(paths):
+                _delete_file(conn, path)
+
+    def set_import_resolutions(self, changes: Sequence[tuple[str, str, int, str | None]]) -> None:
+        """Update ``resolved`` for ``(path, spec, line, resolved)`` rows."""
+        if not changes:
+            return
+        with self.transaction() as conn:
+            conn.executemany(
+                "UPDATE imports SET resolved = ? WHERE spec = ? AND line = ? AND file_id = "
+                "(SELECT id FROM files WHERE path = ?)",
+                [(res, spec, line, path) for path, spec, line, res in changes],
+            )
+
+    def set_cochange(self, edges: Sequence[tuple[str, str, int]], key: str) -> None:
+        """Replace the co-change graph; ``key`` records what it was computed from."""
+        with self.transaction() as conn:
+            conn.execute("DELETE FROM cochange")
+            conn.executemany("INSERT INTO cochange(src, dst, weight) VALUES (?, ?, ?)", edges)
+            conn.execute(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES ('cochange_key', ?)", (key,)
+            )
+
+    def set_meta(self, values: Mapping[str, str]) -> None:
+        with self.transaction() as conn:
+            conn.executemany(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", sorted(values.items())
+            )
+
+
+def _filters(path: str | None, name: str | None, name_col: str) -> tuple[str, tuple[str, ...]]:
+    clauses: list[str] = []
+    args: list[str] = []
+    if path is not None:
+        clauses.append("f.path = ?")
+        args.append(path)
+    if name is not None:
+        clauses.append(f"{name_col} = ?")
+        args.append(name)
+    return ("WHERE " + " AND ".join(clauses) if clauses else ""), tuple(args)
+
+
+def _delete_file(conn: sqlite3.Connection, path: str) -> None:
+    row = conn.execute("SELECT id FROM files WHERE path = ?", (path,)).fetchone()
+    if row is None:
+        return
+    conn.execute(
+        "DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE file_id = ?)", row
+    )
+    conn.execute("DELETE FROM files WHERE id = ?", row)
+
+
+def _insert_file(conn: sqlite3.Connection, data: FileData, imports: Sequence[ImportRecord]) -> None:
+    cur = conn.execute(
+        "INSERT INTO files(path, language, content_hash, size, mtime_ns, tokens, lines, "
+        "parse_error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (
+            data.path,
+            data.language,
+            data.content_hash,
+            data.size,
+            data.mtime_ns,
+            data.tokens,
+            data.lines,
+            data.parse_error,
+        ),
+    )
+    fid = cur.lastrowid
+    conn.executemany(
+        "INSERT INTO symbols(file_id, name, kind, parent, start_line, end_line, signature, doc) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (fid, s.name, s.kind, s.parent, s.start_line, s.end_line, s.signature, s.doc)
+            for s in data.symbols
+        ],
+    )
+    conn.executemany(
+        "INSERT INTO refs(file_id, name, kind, line) VALUES (?, ?, ?, ?)",
+        [(fid, r.name, r.kind, r.line) for r in data.references],
+    )
+    conn.executemany(
+        "INSERT INTO imports(file_id, spec, line, resolved) VALUES (?, ?, ?, ?)",
+        [(fid, i.spec, i.line, i.resolved) for i in imports],
+    )
+    for c in data.chunks:
+        cur = conn.execute(
+            "INSERT INTO chunks(file_id, start_line, end_line, symbol, kind, text, tokens, "
+            "content_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (fid, c.start_line, c.end_line, c.symbol, c.kind, c.text, c.tokens, c.content_hash),
+        )
+        conn.execute(
+            "INSERT INTO chunks_fts(rowid, path, symbols, body, parts) VALUES (?, ?, ?, ?, ?)",
+            (cur.lastrowid, data.path, c.symbols, c.text, c.parts),
+        )

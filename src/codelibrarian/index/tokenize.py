@@ -1,0 +1,49 @@
+"""Identifier splitting for full-text search.
+
+``parseHTTPResponse_v2`` is indexed whole (FTS keeps ``_`` inside tokens) and as
+its parts ``parse http response v2`` in a separate column, so a search for
+either form finds it. Queries are split the same way.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["identifier_parts", "identifiers", "parts_text", "query_terms"]
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
+# an upper run followed by Capital+lower (HTTPResponse -> HTTP Response), Capitalised
+# words, lower runs, digit runs
+_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+
+
+def identifier_parts(ident: str) -> list[str]:
+    """Lower-cased camelCase / snake_case parts of ``ident`` (empty when it has one part)."""
+    parts = [p.lower() for chunk in ident.split("_") if chunk for p in _PART.findall(chunk)]
+    if len(parts) <= 1:
+        return []
+    return parts
+
+
+def identifiers(text: str) -> list[str]:
+    """Identifiers in ``text``, in order of first appearance, without repeats."""
+    return list(dict.fromkeys(_IDENT.findall(text)))
+
+
+def parts_text(*texts: str) -> str:
+    """The FTS ``parts`` column: the parts of every compound identifier, sorted, unique."""
+    seen: set[str] = set()
+    for text in texts:
+        for ident in set(_IDENT.findall(text)):
+            seen.update(identifier_parts(ident))
+    return " ".join(sorted(seen))
+
+
+def query_terms(query: str) -> list[str]:
+    """FTS terms for a free-text query: each word whole and its parts, lower-cased, unique."""
+    terms: list[str] = []
+    for word in _WORD.findall(query):
+        terms.append(word.lower())
+        terms.extend(identifier_parts(word))
+    return sorted(set(terms))
