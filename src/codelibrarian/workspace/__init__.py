@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from .files import ScanResult, Skip, WorkspaceFile, content_hash, read_text, scan_workspace
+from .state import State
 
 __all__ = [
     "ScanResult",
     "Skip",
+    "State",
     "WorkspaceFile",
     "content_hash",
     "read_text",
