@@ -17,6 +17,7 @@ from ._common import fail
 
 _COMMAND_MODULES: tuple[str, ...] = (
     "workspace_cmds",  # init, doctor, scan, tokens
+    "window_cmds",  # window
 )
 
 app = typer.Typer(

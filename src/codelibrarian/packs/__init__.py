@@ -1,0 +1,1 @@
+"""Context packs: the sliding WindowComposer (``window``) and Local Context Packs."""
