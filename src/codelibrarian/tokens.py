@@ -14,8 +14,8 @@ process, which keeps the composer's render/shrink loop cheap.
 from __future__ import annotations
 
 import hashlib
-import math
 import threading
+import unicodedata
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -36,8 +36,10 @@ __all__ = [
 ENCODINGS = ("o200k_base", "cl100k_base")
 DEFAULT_MODEL = "gpt-4o"
 
-#: bpe-openai refuses inputs of 1,000,000 characters or more; stay well below.
-_MAX_CHUNK_CHARS = 400_000
+#: bpe-openai refuses inputs of 1,000,000 characters or more and results of more than
+#: 200,000 tokens. One character is at most 4 UTF-8 bytes, hence at most 4 tokens, so
+#: pieces of at most 49,000 characters can never hit either limit.
+_MAX_CHUNK_CHARS = 49_000
 _CACHE_ENTRIES = 65_536
 
 
@@ -124,33 +126,109 @@ def _encoder(encoding: str) -> Any:
         return enc
 
 
-def _split_for_encoder(text: str) -> list[str]:
-    """Split long text at a newline followed by a non-space character.
+def _kind(ch: str) -> str:
+    """Unicode major category: "L" letter, "N" number, "M" mark, "Z"/"C"/"P"/"S" other."""
+    return unicodedata.category(ch)[0]
 
-    The o200k/cl100k pre-tokenizers never merge across such a boundary, so the
-    sum of chunk counts equals the count of the whole text.
+
+def _safe_inline(text: str, p: int) -> bool:
+    """Is ``p`` (0 < p < len) a pre-token boundary that does not follow a newline?
+
+    Both encodings' pre-tokenizers end a letter run at a non-letter and a digit
+    run at a non-digit, and start a new pre-token at a punctuation mark, at a
+    space before a letter, or at a letter/digit transition. Apostrophes (the
+    contraction suffixes) and combining marks (part of o200k letter runs) are
+    never cut at.
     """
-    if len(text) < _MAX_CHUNK_CHARS:
+    a, b = text[p - 1], text[p]
+    ka, kb = _kind(a), _kind(b)
+    if ka not in "LN":
+        return False
+    if kb in "LN":
+        return ka != kb  # letter/digit transition
+    if kb == "M" or b == "'" or b in "\r\n":
+        return False
+    if b.isspace():
+        return b == " " and p + 1 < len(text) and _kind(text[p + 1]) == "L"
+    return True
+
+
+def _safe_cut(text: str, lo: int, hi: int) -> int:
+    """The last boundary in ``(lo, hi]`` where splitting keeps counts exact; -1 if none.
+
+    Preferred: just after a newline that is followed by a character that is neither
+    whitespace nor "/" (o200k glues ``[\\r\\n/]*`` onto a punctuation run, so
+    ``";\\n//"`` is one pre-token). Long lines fall back to in-line boundaries.
+    """
+    pos = hi
+    while pos > lo:
+        nl = text.rfind("\n", lo, pos)
+        if nl < 0:
+            break
+        p = nl + 1
+        if p <= hi and not text[p].isspace() and text[p] != "/":
+            return p
+        pos = nl
+    for p in range(hi, lo, -1):
+        if _safe_inline(text, p):
+            return p
+    return -1
+
+
+def _split_for_encoder(text: str, max_chars: int = _MAX_CHUNK_CHARS) -> list[str]:
+    """Split ``text`` into pieces of at most ``max_chars`` at pre-token boundaries.
+
+    Pre-tokens never span a boundary chosen by :func:`_safe_cut`, and BPE merges
+    happen only inside a pre-token, so the sum of the pieces' counts equals the
+    count of the whole text. A stretch of ``max_chars`` with no such boundary
+    (a single "word" that long) is returned as one oversized piece; the caller
+    counts it without splitting.
+    """
+    if len(text) <= max_chars:
         return [text]
     parts: list[str] = []
     start = 0
     n = len(text)
-    while n - start >= _MAX_CHUNK_CHARS:
-        cut = -1
-        pos = start + _MAX_CHUNK_CHARS
-        while pos > start + 1:
-            pos = text.rfind("\n", start + 1, pos)
-            if pos < 0:
-                break
-            if pos + 1 < n and not text[pos + 1].isspace() and not text[pos - 1].isspace():
-                cut = pos + 1
-                break
-        if cut <= start:
-            cut = start + _MAX_CHUNK_CHARS  # pathological text with no safe boundary
+    while n - start > max_chars:
+        hi = start + max_chars
+        cut = _safe_cut(text, start, hi)
+        if cut < 0:
+            # no boundary in the window: extend to the next one, however far
+            nxt = start + max_chars
+            while nxt < n and not _safe_boundary_at(text, nxt):
+                nxt += 1
+            cut = nxt
         parts.append(text[start:cut])
         start = cut
-    parts.append(text[start:])
+    if start < n:
+        parts.append(text[start:])
     return parts
+
+
+def _safe_boundary_at(text: str, p: int) -> bool:
+    if text[p - 1] == "\n" and not text[p].isspace() and text[p] != "/":
+        return True
+    return _safe_inline(text, p)
+
+
+def _encode_piece(enc: Any, piece: str) -> list[int]:
+    if len(piece) <= _MAX_CHUNK_CHARS:
+        tokens: list[int] = enc.encode_ordinary(piece)
+        return tokens
+    # An oversized piece has no safe boundary at all (e.g. 50k characters of one
+    # word). bpe-openai's Python wrapper refuses it, its Rust backend does not.
+    backend = getattr(enc, "_backend", None)
+    if backend is None:  # pragma: no cover - other bpe-openai versions
+        raise UsageError(
+            "text has a run of more than 49,000 characters with no token boundary.",
+            hint="Break the text into lines before counting it.",
+        )
+    clean = piece
+    try:
+        piece.encode("utf-8")
+    except UnicodeEncodeError:
+        clean = piece.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return list(backend.encode(clean))
 
 
 class BpeTokenizer:
@@ -174,7 +252,7 @@ class BpeTokenizer:
         enc = _encoder(self._encoding)
         out: list[int] = []
         for part in _split_for_encoder(text):
-            out.extend(enc.encode_ordinary(part))
+            out.extend(_encode_piece(enc, part))
         return out
 
     def decode(self, tokens: list[int]) -> str:
@@ -191,7 +269,7 @@ class BpeTokenizer:
                 self._cache.move_to_end(key)
                 return hit
         enc = _encoder(self._encoding)
-        total = sum(len(enc.encode_ordinary(p)) for p in _split_for_encoder(text))
+        total = sum(len(_encode_piece(enc, p)) for p in _split_for_encoder(text))
         with self._lock:
             self._cache[key] = total
             if len(self._cache) > _CACHE_ENTRIES:
@@ -217,7 +295,7 @@ class ScaledTokenizer:
         return self._factor
 
     def count(self, text: str) -> int:
-        return math.ceil(self._base.count(text) * self._factor / 1000)
+        return -(-self._base.count(text) * self._factor // 1000)  # integer ceiling
 
 
 _TOKENIZERS: dict[tuple[str, int], Tokenizer] = {}
