@@ -1,0 +1,163 @@
+"""Constraints from the policy engine: must-include, must-exclude, pinned, lane requirements.
+
+Matchers select candidates by ``id``, ``kind``, ``lane`` or a gitignore-style
+``pattern`` on the candidate's internal path. The seed's pattern matcher always
+returned ``false``; here patterns use ``pathspec``'s gitignore semantics
+(``*.env``, ``secrets/``, ``**/id_rsa*``, negation with ``!``), evaluated on the
+internal path only — a pattern never sees nor logs anything else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal
+
+import pathspec
+
+from ..config import LANES
+from ..errors import UsageError
+from .types import KIND_PRIORITY, Candidate
+
+__all__ = [
+    "EMPTY_CONSTRAINTS",
+    "ComposerConstraints",
+    "Constraint",
+    "LaneRequirement",
+    "Matcher",
+    "first_match",
+    "matches",
+]
+
+MatcherType = Literal["id", "kind", "lane", "pattern"]
+
+
+@dataclass(frozen=True, slots=True)
+class Matcher:
+    type: MatcherType
+    value: str
+
+    def __post_init__(self) -> None:
+        if self.type == "kind" and self.value not in KIND_PRIORITY:
+            raise UsageError(f"unknown kind {self.value!r} in a matcher")
+        if self.type == "lane" and self.value not in LANES:
+            raise UsageError(f"unknown lane {self.value!r} in a matcher")
+        if self.type == "pattern":
+            _spec(self.value)  # fail early on a malformed pattern
+        if self.type not in ("id", "kind", "lane", "pattern"):
+            raise UsageError(f"unknown matcher type {self.type!r}")
+
+    @staticmethod
+    def id(value: str) -> Matcher:
+        return Matcher("id", value)
+
+    @staticmethod
+    def kind(value: str) -> Matcher:
+        return Matcher("kind", value)
+
+    @staticmethod
+    def lane(value: str) -> Matcher:
+        return Matcher("lane", value)
+
+    @staticmethod
+    def pattern(value: str) -> Matcher:
+        return Matcher("pattern", value)
+
+    def to_dict(self) -> dict[str, str]:
+        return {"type": self.type, "value": self.value}
+
+
+@dataclass(frozen=True, slots=True)
+class Constraint:
+    match: Matcher
+    reason: str
+
+    def to_dict(self) -> dict[str, object]:
+        return {"match": self.match.to_dict(), "reason": self.reason}
+
+
+@dataclass(frozen=True, slots=True)
+class LaneRequirement:
+    """ "The rules lane must have at least 300 tokens", with the reason."""
+
+    lane: str
+    min_tokens: int
+    reason: str
+
+    def __post_init__(self) -> None:
+        if self.lane not in LANES:
+            raise UsageError(f"unknown lane {self.lane!r} in a lane requirement")
+        if self.min_tokens < 0:
+            raise UsageError(f"lane requirement for {self.lane}: min_tokens must be >= 0")
+
+    def to_dict(self) -> dict[str, object]:
+        return {"lane": self.lane, "min_tokens": self.min_tokens, "reason": self.reason}
+
+
+@dataclass(frozen=True, slots=True)
+class ComposerConstraints:
+    must_include: tuple[Constraint, ...] = ()
+    must_exclude: tuple[Constraint, ...] = ()
+    pinned: tuple[Constraint, ...] = ()
+    lane_requirements: tuple[LaneRequirement, ...] = ()
+
+    @staticmethod
+    def of(
+        *,
+        must_include: Iterable[Constraint] = (),
+        must_exclude: Iterable[Constraint] = (),
+        pinned: Iterable[Constraint] = (),
+        lane_requirements: Iterable[LaneRequirement] = (),
+    ) -> ComposerConstraints:
+        return ComposerConstraints(
+            tuple(must_include), tuple(must_exclude), tuple(pinned), tuple(lane_requirements)
+        )
+
+    def to_dict(self) -> dict[str, object]:
+        """Order-preserving form (constraint order decides which reason is reported)."""
+        return {
+            "must_include": [c.to_dict() for c in self.must_include],
+            "must_exclude": [c.to_dict() for c in self.must_exclude],
+            "pinned": [c.to_dict() for c in self.pinned],
+            "lane_requirements": [r.to_dict() for r in self.lane_requirements],
+        }
+
+    def required_tokens(self, lane: str) -> int:
+        """The largest requirement for ``lane`` (requirements do not add up)."""
+        return max((r.min_tokens for r in self.lane_requirements if r.lane == lane), default=0)
+
+
+EMPTY_CONSTRAINTS = ComposerConstraints()
+
+
+@lru_cache(maxsize=1024)
+def _spec(pattern: str) -> pathspec.GitIgnoreSpec:
+    try:
+        return pathspec.GitIgnoreSpec.from_lines([pattern])
+    except Exception as exc:  # pathspec raises several types for bad patterns
+        raise UsageError(
+            f"invalid gitignore-style pattern {pattern!r}: {exc}",
+            hint="Use gitignore syntax, e.g. '*.env', 'secrets/', '**/id_rsa*'.",
+        ) from None
+
+
+def matches(candidate: Candidate, matcher: Matcher) -> bool:
+    """Whether ``matcher`` selects ``candidate``."""
+    if matcher.type == "id":
+        return candidate.id == matcher.value
+    if matcher.type == "kind":
+        return candidate.kind == matcher.value
+    if matcher.type == "lane":
+        return candidate.lane == matcher.value
+    if not candidate.path:
+        return False
+    return bool(_spec(matcher.value).match_file(candidate.path))
+
+
+def first_match(candidate: Candidate, constraints: Iterable[Constraint]) -> Constraint | None:
+    """The first constraint (in the given order) whose matcher selects ``candidate``."""
+    for constraint in constraints:
+        if matches(candidate, constraint.match):
+            return constraint
+    return None

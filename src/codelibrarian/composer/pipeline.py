@@ -1,0 +1,213 @@
+"""``compose()``: select → render → shrink → explain → record, with an optional cache.
+
+Pure: time (``context.as_of``), the tokenizer and the cache object come in as
+arguments; nothing here reads a clock, the environment or the filesystem.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ..config import LANES, BudgetConfig
+from ..tokens import Tokenizer
+from .budget import budget_digest, validate
+from .cache import CacheKeyInputs, CompositionCache, cache_key, candidate_digest
+from .constraints import EMPTY_CONSTRAINTS, ComposerConstraints
+from .determinism import digest
+from .explain import ConstraintCounts, Explanation, LaneLine
+from .record import build_record
+from .render import FORMATS, render_to_fit
+from .selection import select
+from .types import Candidate, ComposeContext, Format, RenderedArtifact, Verdict
+
+__all__ = ["Composition", "compose"]
+
+
+@dataclass(frozen=True, slots=True)
+class Composition:
+    """The result of one composition. ``text`` is the pack (within budget)."""
+
+    text: str
+    tokens: int
+    budget: int
+    format: str
+    rendered: tuple[RenderedArtifact, ...]
+    verdicts: tuple[Verdict, ...]
+    explanation: Explanation
+    cache_key: str
+    cache_hit: bool
+    record: dict[str, Any]
+
+    @property
+    def selected(self) -> tuple[Verdict, ...]:
+        return tuple(v for v in self.verdicts if v.selected)
+
+    @property
+    def decision_id(self) -> str:
+        return str(self.record["id"])
+
+    def as_cache_hit(self, context: ComposeContext) -> Composition:
+        record = dict(self.record)
+        record["cache_hit"] = True
+        record["as_of"] = context.as_of
+        record["id"] = "d" + digest([self.cache_key, context.as_of], length=23)
+        return replace(
+            self,
+            cache_hit=True,
+            explanation=self.explanation.with_cache_hit(True),
+            record=record,
+        )
+
+
+def _key_inputs(
+    *,
+    candidates: tuple[Candidate, ...],
+    budget: BudgetConfig,
+    constraints: ComposerConstraints,
+    tokenizer: Tokenizer,
+    context: ComposeContext,
+    fmt: str,
+) -> CacheKeyInputs:
+    return CacheKeyInputs(
+        workspace_fingerprint=context.workspace_fingerprint,
+        trigger=context.trigger,
+        commitish=context.commitish,
+        candidate_digest=candidate_digest(candidates),
+        rules_digest=context.rules_digest,
+        budget_digest=budget_digest(budget),
+        constraints_digest=digest(constraints.to_dict()),
+        tokenizer=tokenizer.name,
+        format=fmt,
+        extra=context.extra,
+    )
+
+
+def compose(
+    candidates: Iterable[Candidate],
+    *,
+    budget: BudgetConfig,
+    tokenizer: Tokenizer,
+    context: ComposeContext,
+    constraints: ComposerConstraints = EMPTY_CONSTRAINTS,
+    fmt: Format = "markdown",
+    cache: CompositionCache[Composition] | None = None,
+) -> Composition:
+    """Compose a pack from ``candidates`` within ``budget.total_tokens`` tokens.
+
+    Raises ``BudgetInfeasible`` when pinned / must-include / never-shrink artifacts
+    alone cannot fit, ``UsageError``/``ConfigError`` for bad arguments.
+    """
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
+    validate(budget)
+    cands = tuple(candidates)
+    inputs = _key_inputs(
+        candidates=cands,
+        budget=budget,
+        constraints=constraints,
+        tokenizer=tokenizer,
+        context=context,
+        fmt=fmt,
+    )
+    key = cache_key(inputs)
+    if cache is not None:
+        hit = cache.get(key, now=context.as_of)
+        if hit is not None:
+            return hit.as_cache_hit(context)
+
+    selection = select(cands, budget, constraints)
+    bodies = {c.id: c.text() for c in selection.selected}
+    result = render_to_fit(
+        selection, bodies, fmt=fmt, tokenizer=tokenizer, budget=budget.total_tokens
+    )
+    dropped = set(result.dropped)
+    verdicts = tuple(
+        replace(
+            v,
+            selected=False,
+            reason="dropped_after_render",
+            detail=f"rendered pack over {budget.total_tokens} tokens",
+        )
+        if v.selected and v.id in dropped
+        else v
+        for v in selection.verdicts
+    )
+
+    lane_tokens = dict.fromkeys(LANES, 0)
+    for r in result.rendered:
+        lane_tokens[r.lane] += r.tokens
+    lane_lines = []
+    for res in selection.reservations:
+        lane_verdicts = [v for v in verdicts if v.lane == res.lane]
+        chosen = [v for v in lane_verdicts if v.selected]
+        spec = budget.lanes[res.lane]
+        lane_lines.append(
+            LaneLine(
+                lane=res.lane,
+                candidates=len(lane_verdicts),
+                selected=len(chosen),
+                tokens=lane_tokens[res.lane],
+                estimate=sum(v.token_estimate for v in chosen),
+                min=spec.min,
+                max=spec.max,
+                reserved=res.target,
+                required=res.required,
+            )
+        )
+    counts = ConstraintCounts(
+        pinned=sum(1 for v in verdicts if v.selected and v.reason == "pinned"),
+        must_include=sum(1 for v in verdicts if v.selected and v.reason == "must_include"),
+        excluded=sum(1 for v in verdicts if v.reason == "excluded_by_policy"),
+        lane_requirements=len(constraints.lane_requirements),
+    )
+    explanation = Explanation(
+        lanes=tuple(lane_lines),
+        rankings=verdicts,
+        constraints=counts,
+        budget=budget.total_tokens,
+        tokens=result.tokens,
+        rendered_tokens=result.original_tokens,
+        candidate_tokens=sum(c.token_estimate for c in cands),
+        shrunk=sum(1 for r in result.rendered if r.shrunk),
+        cache_hit=False,
+    )
+    record = build_record(
+        context=context,
+        budget=budget,
+        tokenizer_name=tokenizer.name,
+        fmt=fmt,
+        cache_key=key,
+        cache_hit=False,
+        digests={
+            "candidates": inputs.candidate_digest,
+            "constraints": inputs.constraints_digest,
+            "budget": inputs.budget_digest,
+        },
+        candidates=cands,
+        verdicts=[v.to_dict() for v in verdicts],
+        rendered=[r.ref() for r in result.rendered],
+        lane_requirements=[r.to_dict() for r in constraints.lane_requirements],
+        lane_tokens=lane_tokens,
+        tokens=result.tokens,
+        text_digest=hashlib.sha256(result.text.encode("utf-8", "surrogatepass")).hexdigest()[:32],
+    )
+    composition = Composition(
+        text=result.text,
+        tokens=result.tokens,
+        budget=budget.total_tokens,
+        format=fmt,
+        rendered=result.rendered,
+        verdicts=verdicts,
+        explanation=explanation,
+        cache_key=key,
+        cache_hit=False,
+        record=record,
+    )
+    if cache is not None:
+        cache.put(
+            key, composition, now=context.as_of, workspace_fingerprint=context.workspace_fingerprint
+        )
+    return composition
