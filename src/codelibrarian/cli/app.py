@@ -18,6 +18,7 @@ from ._common import fail
 _COMMAND_MODULES: tuple[str, ...] = (
     "workspace_cmds",  # init, doctor, scan, tokens
     "window_cmds",  # window
+    "providers_cmds",  # providers list | check | qualify
 )
 
 app = typer.Typer(

@@ -1,0 +1,105 @@
+"""Shared plumbing for the built-in probes: bounded subprocesses and HTTP GETs."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+import httpx
+
+from .. import guard
+from ..types import ProbeContext, ProbeResult
+
+__all__ = ["HttpOutcome", "RunOutcome", "get_json", "run_cli", "which"]
+
+
+@dataclass(frozen=True, slots=True)
+class RunOutcome:
+    returncode: int | None  # None: timed out
+    stdout: str
+    stderr: str
+
+
+def which(name: str, ctx: ProbeContext) -> str | None:
+    """Find ``name`` on the ``PATH`` the probe context carries (not the process's)."""
+    return shutil.which(name, path=ctx.get("PATH", ""))
+
+
+def child_env(ctx: ProbeContext) -> dict[str, str]:
+    return dict(ctx.env)
+
+
+def run_cli(exe: str, args: Sequence[str], ctx: ProbeContext) -> RunOutcome:
+    """Run ``exe args`` with the context's env and timeout; never raises on failure."""
+    try:
+        proc = subprocess.run(
+            [exe, *args],
+            capture_output=True,
+            text=True,
+            timeout=ctx.timeout_s,
+            env=child_env(ctx),
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return RunOutcome(None, "", "")
+    except OSError as exc:
+        return RunOutcome(127, "", str(exc))
+    return RunOutcome(proc.returncode, proc.stdout, proc.stderr)
+
+
+def blocked_executable(exe: str, ctx: ProbeContext) -> ProbeResult | None:
+    if guard.executable_allowed(exe, ctx.env):
+        return None
+    return ProbeResult(
+        available=False,
+        authenticated=False,
+        status="blocked",
+        error=f"{exe} is outside the test sandbox; real providers are blocked under tests",
+        remedy=f"put a fake executable on PATH or set {guard.ALLOW_ENV}=1",
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class HttpOutcome:
+    """``kind``: ok, refused, timeout, http_status, malformed, blocked, error."""
+
+    kind: str
+    data: object = None
+    status: int | None = None
+    detail: str = ""
+
+
+def get_json(base_url: str, path: str, ctx: ProbeContext) -> HttpOutcome:
+    """GET ``base_url + path`` and decode JSON, classifying every way it can fail."""
+    url = base_url.rstrip("/") + path
+    if not guard.url_allowed(url, ctx.env):
+        return HttpOutcome("blocked", detail=f"{url} is not loopback; blocked under tests")
+    try:
+        with httpx.Client(timeout=ctx.timeout_s, trust_env=False) as client:
+            response = client.get(url)
+    except httpx.ConnectError as exc:
+        return HttpOutcome("refused", detail=str(exc) or "connection refused")
+    except httpx.TimeoutException:
+        return HttpOutcome("timeout", detail=f"no answer within {ctx.timeout_s:g}s")
+    except httpx.HTTPError as exc:
+        return HttpOutcome("error", detail=str(exc))
+    if response.status_code != 200:
+        return HttpOutcome(
+            "http_status", status=response.status_code, detail=f"HTTP {response.status_code}"
+        )
+    try:
+        return HttpOutcome("ok", data=response.json(), status=200)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return HttpOutcome("malformed", status=200, detail=f"{path} did not return JSON")
+
+
+def str_field(data: object, key: str) -> str | None:
+    if isinstance(data, Mapping):
+        value = data.get(key)
+        if isinstance(value, str):
+            return value
+    return None
