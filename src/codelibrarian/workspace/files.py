@@ -186,6 +186,8 @@ def _classify(
     path = root / rel
     try:
         link = os.lstat(path)
+    except FileNotFoundError:
+        return None, None, False  # tracked but deleted in the work tree: not a file here
     except OSError:
         return None, "unreadable", False
     if stat.S_ISLNK(link.st_mode):

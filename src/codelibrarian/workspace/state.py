@@ -99,10 +99,10 @@ class State:
             self.dir.mkdir(parents=False, exist_ok=True)
             gitignore = self.dir / ".gitignore"
             if not gitignore.is_file():
-                gitignore.write_text("*\n", encoding="utf-8")
+                _atomic_write(gitignore, b"*\n")
             found = self.schema_version()
             if found is None:
-                self.schema_path.write_text(f"{SCHEMA_VERSION}\n", encoding="utf-8")
+                _atomic_write(self.schema_path, f"{SCHEMA_VERSION}\n".encode())
             elif found > SCHEMA_VERSION:
                 raise WorkspaceError(
                     f"{self.dir} was written by a newer codelibrarian "
@@ -164,3 +164,14 @@ class State:
         return WorkspaceError(
             f"{what}.", hint=f"Check the permissions of {self.dir} (it must be writable by you)."
         )
+
+
+def _atomic_write(path: Path, data: bytes) -> None:
+    """Write via a temporary file and rename, so readers never see a partial file."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+    try:
+        tmp.write_bytes(data)
+        tmp.replace(path)
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
