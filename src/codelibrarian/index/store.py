@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import importlib
 import json
 import os
 import sqlite3
@@ -28,6 +27,7 @@ from types import TracebackType
 from typing import Protocol, runtime_checkable
 
 from ..errors import IndexCorrupt, NotFound
+from ..workspace.state import State
 from . import graph
 from .records import (
     EDGE_KINDS,
@@ -51,11 +51,7 @@ _BM25_WEIGHTS = (4.0, 6.0, 1.0, 1.0)
 
 def index_path(root: Path) -> Path:
     """Where the index of the repository at ``root`` lives (``.librarian/index.db``)."""
-    try:
-        state_mod = importlib.import_module("codelibrarian.workspace.state")
-    except ImportError:  # until the workspace state module lands
-        return root / ".librarian" / "index.db"
-    return Path(state_mod.State(root).index_path)
+    return State(root).index_path
 
 
 @runtime_checkable
@@ -313,7 +309,30 @@ class SqliteStore:
             out[table] = int(self._conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
         return out
 
+    def reference_file_counts(self) -> dict[str, int]:
+        """``name -> number of files that reference it``."""
+        rows = self._conn.execute("SELECT name, COUNT(DISTINCT file_id) FROM refs GROUP BY name")
+        return {r[0]: int(r[1]) for r in rows}
+
+    def count_resolved_imports(self) -> int:
+        row = self._conn.execute("SELECT COUNT(*) FROM imports WHERE resolved IS NOT NULL")
+        return int(row.fetchone()[0])
+
+    def parse_errors(self) -> list[tuple[str, str]]:
+        """``(path, error)`` of every file indexed as text because it failed to parse."""
+        rows = self._conn.execute(
+            "SELECT path, parse_error FROM files WHERE parse_error IS NOT NULL ORDER BY path"
+        )
+        return [(r[0], r[1]) for r in rows]
+
     # -- writes (callers hold ``writer_lock``) ------------------------------------------
+
+    def touch_files(self, items: Sequence[tuple[str, int]]) -> None:
+        """Record new mtimes for files whose content did not change."""
+        with self.transaction() as conn:
+            conn.executemany(
+                "UPDATE files SET mtime_ns = ? WHERE path = ?", [(m, p) for p, m in items]
+            )
 
     def write_files(self, batch: Sequence[tuple[FileData, Sequence[ImportRecord]]]) -> None:
         """Replace the rows of each file in ``batch`` in one transaction."""

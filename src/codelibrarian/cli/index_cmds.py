@@ -1,0 +1,112 @@
+"""``librarian index [PATH] [--json] [--watch]`` and ``librarian map [--budget N]``.
+
+* ``index`` builds or updates ``.librarian/index.db`` (only changed files are
+  parsed); a progress bar on a TTY, one summary line otherwise; ``--json`` prints
+  the run's stats; ``--watch`` then keeps re-indexing saved files until Ctrl-C.
+* ``map`` prints the ranked repository map fitted to a hard token budget.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from ..config import load_config
+from ..errors import LibrarianError
+from ..index.indexer import UpdateResult, index_workspace
+from ..index.records import EDGE_KINDS
+from ..index.repomap import render_map
+from ..index.store import open_store
+from ..tokens import get_tokenizer
+from ._common import JSON_OPTION, REPO_OPTION, err_console, fail, print_json, progress, resolve_repo
+
+
+def register(app: typer.Typer) -> None:
+    """Register this module's commands on ``app``."""
+    app.command("index")(index_cmd)
+    app.command("map")(map_cmd)
+
+
+def index_cmd(
+    path: Path = typer.Argument(Path(), help="Repository root (default: the current directory)."),
+    as_json: bool = JSON_OPTION,
+    watch: bool = typer.Option(False, "--watch", help="Keep re-indexing files as they are saved."),
+) -> None:
+    """Build or update the index (symbols, references, imports, chunks, graphs)."""
+    try:
+        root = resolve_repo(path)
+        config = load_config(root)
+        with progress("indexing", None, enabled=not as_json) as bar:
+
+            def report(done: int, total: int) -> None:
+                bar.update(total=total, completed=done)
+
+            stats = index_workspace(root, config, progress=report)
+        data: dict[str, Any] = stats.to_dict()
+        with open_store(root, readonly=True) as store:
+            data["edges"] = {kind: len(store.edges(kind)) for kind in EDGE_KINDS}
+    except LibrarianError as exc:
+        raise fail(exc, as_json=as_json) from None
+    if as_json:
+        print_json({"ok": True, **data})
+    else:
+        typer.echo(
+            f"indexed {data['files']} files ({data['parsed']} parsed, {data['deleted']} removed): "
+            f"{data['symbols']} symbols, {data['chunks']} chunks, "
+            f"{len(data['parse_errors'])} parse errors in {data['seconds']:.2f}s"
+        )
+    if watch:
+        _watch(root, config, quiet=as_json)
+
+
+def _watch(root: Path, config: Any, *, quiet: bool) -> None:
+    from ..index.watch import watch_workspace
+
+    console = err_console()
+    if not quiet:
+        console.print(f"watching {root} (Ctrl-C to stop)", markup=False, highlight=False)
+
+    def show(result: UpdateResult) -> None:
+        if not quiet:
+            console.print(
+                f"re-indexed {len(result.changed)}, removed {len(result.removed)}",
+                markup=False,
+                highlight=False,
+            )
+
+    try:
+        watch_workspace(root, config, on_update=show)
+    except LibrarianError as exc:
+        raise fail(exc, as_json=quiet) from None
+
+
+def map_cmd(
+    budget: int = typer.Option(1024, "--budget", min=1, help="Hard token budget of the map."),
+    repo: Path = REPO_OPTION,
+    as_json: bool = JSON_OPTION,
+) -> None:
+    """Print the ranked repository map (top files and their signatures) under a budget."""
+    try:
+        root = resolve_repo(repo)
+        config = load_config(root)
+        tokenizer = get_tokenizer(config.compose.model)
+        with open_store(root, readonly=True) as store:
+            text = render_map(store, tokenizer, budget)
+    except LibrarianError as exc:
+        raise fail(exc, as_json=as_json) from None
+    if as_json:
+        files = [line[:-1] for line in text.splitlines() if line and not line.startswith(" ")]
+        print_json(
+            {
+                "ok": True,
+                "budget": budget,
+                "tokens": tokenizer.count(text),
+                "tokenizer": tokenizer.name,
+                "files": files,
+                "text": text,
+            }
+        )
+    else:
+        typer.echo(text, nl=False)

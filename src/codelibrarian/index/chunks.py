@@ -1,0 +1,234 @@
+"""Symbol-aligned chunks with exact token counts.
+
+A file becomes:
+
+* one chunk per top-level function (or other non-container definition spanning
+  several lines);
+* for each class-like definition with members: a header chunk (the class's lines
+  up to its first member, then every member's signature) and one chunk per member;
+* ``module`` chunks for the remaining top-level lines (imports, constants,
+  script code), one per contiguous run.
+
+Any chunk over ``max_tokens`` is cut at line boundaries into pieces that each fit
+(counted exactly). Files without a grammar, or that failed to parse, are cut the
+same way into ``text`` chunks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..tokens import Tokenizer
+from ..workspace.files import content_hash
+from .records import ChunkData, Symbol
+from .tokenize import parts_text
+
+__all__ = ["build_chunks"]
+
+_CONTAINERS = frozenset({"class", "interface", "struct", "trait", "enum", "object", "module"})
+
+
+def build_chunks(
+    path: str,
+    text: str,
+    symbols: Sequence[Symbol],
+    tokenizer: Tokenizer,
+    max_tokens: int,
+    *,
+    plain_kind: str = "text",
+) -> tuple[ChunkData, ...]:
+    """Chunks of one file; with no ``symbols``, line-cut chunks of kind ``plain_kind``."""
+    lines = text.splitlines(keepends=True)
+    n = len(lines)
+    if n == 0:
+        return ()
+    ordered = sorted(
+        (s for s in symbols if s.start_line <= n),
+        key=lambda s: (s.start_line, -s.end_line, s.name, s.kind),
+    )
+    ctx = _Chunker(lines, ordered, path, tokenizer, max_tokens)
+    if not ordered:
+        ctx.piece(1, n, symbol=None, kind=plain_kind, names="")
+        return tuple(ctx.out)
+    covered = [False] * (n + 1)
+    for s in _children(None, ordered):
+        start, end = s.start_line, min(s.end_line, n)
+        if start == end and s.kind not in _CONTAINERS:
+            continue  # one-liners (constants, prototypes) stay in the module chunk
+        while start > 1 and not covered[start - 1] and _is_lead(lines[start - 2]):
+            start -= 1  # the doc comment / decorators just above belong to the definition
+        for k in range(start, end + 1):
+            covered[k] = True
+        ctx.emit(s, start, None)
+    run_start = 0
+    for k in range(1, n + 2):
+        inside = k <= n and not covered[k]
+        if inside and run_start == 0:
+            run_start = k
+        elif not inside and run_start:
+            ctx.piece(run_start, k - 1, symbol=None, kind="module", names="")
+            run_start = 0
+    ctx.out.sort(key=lambda c: (c.start_line, c.end_line, c.symbol or "", c.kind))
+    return tuple(ctx.out)
+
+
+def _children(parent: Symbol | None, pool: Sequence[Symbol]) -> list[Symbol]:
+    """Direct children of ``parent`` among ``pool`` (sorted by position), by containment."""
+    inside = [
+        m
+        for m in pool
+        if m is not parent
+        and (
+            parent is None or (parent.start_line <= m.start_line and m.end_line <= parent.end_line)
+        )
+    ]
+    direct: list[Symbol] = []
+    for m in inside:  # pool is sorted by (start, -end): an outer symbol comes first
+        if direct and direct[-1].start_line <= m.start_line and m.end_line <= direct[-1].end_line:
+            continue
+        direct.append(m)
+    return direct
+
+
+class _Chunker:
+    """Cuts one file's lines into chunks; collects them in ``out``."""
+
+    def __init__(
+        self,
+        lines: Sequence[str],
+        ordered: Sequence[Symbol],
+        path: str,
+        tokenizer: Tokenizer,
+        max_tokens: int,
+    ) -> None:
+        self.lines = lines
+        self.ordered = ordered
+        self.path = path
+        self.tokenizer = tokenizer
+        self.max_tokens = max_tokens
+        self.out: list[ChunkData] = []
+
+    def emit(self, s: Symbol, start: int, owner: str | None) -> None:
+        """Chunks for ``s`` (from ``start``, which may include its doc comment)."""
+        lines = self.lines
+        end = min(s.end_line, len(lines))
+        qual = f"{owner}.{s.name}" if owner else s.name
+        names = f"{s.name} {owner}" if owner else s.name
+        members = _children(s, self.ordered) if s.kind in _CONTAINERS else []
+        if not members:
+            self.piece(start, end, symbol=qual, kind=s.kind, names=names)
+            return
+        first_member = members[0].start_line
+        head = "".join(lines[start - 1 : first_member - 1])
+        indent = _indent_of(lines[first_member - 1])
+        sigs = "".join(f"{indent}{m.signature}\n" for m in members)
+        header_names = " ".join([names, *sorted({m.name for m in members})])
+        self.piece(start, end, symbol=qual, kind=s.kind, names=header_names, text=head + sigs)
+        for m in members:
+            if m.start_line == m.end_line and m.kind not in {"method", "function"}:
+                continue  # one-line fields and constants are in the header already
+            m_start = m.start_line
+            while m_start > first_member and _is_lead(lines[m_start - 2]):
+                m_start -= 1
+            self.emit(m, m_start, qual)
+
+    def piece(
+        self,
+        start: int,
+        end: int,
+        *,
+        symbol: str | None,
+        kind: str,
+        names: str,
+        text: str | None = None,
+    ) -> None:
+        """Chunks for lines ``start..end`` (1-based, inclusive), split if over budget.
+
+        ``text`` replaces the lines' own text (a class header with member signatures);
+        its chunks still report the whole ``start..end`` span.
+        """
+        body = text if text is not None else "".join(self.lines[start - 1 : end])
+        if not body.strip():
+            return
+        tokens = self.tokenizer.count(body)
+        if tokens <= self.max_tokens or (text is None and start == end):
+            self.out.append(
+                self._make(
+                    start, end, symbol=symbol, kind=kind, body=body, tokens=tokens, names=names
+                )
+            )
+            return
+        sub = text.splitlines(keepends=True) if text is not None else self.lines
+        lo, hi = (1, len(sub)) if text is not None else (start, end)
+        synthesised = text is not None
+        for first, last, part, count in self._split(sub, lo, hi):
+            self.out.append(
+                self._make(
+                    start if synthesised else first,
+                    end if synthesised else last,
+                    symbol=symbol,
+                    kind=kind,
+                    body=part,
+                    tokens=count,
+                    names=names,
+                )
+            )
+
+    def _split(self, lines: Sequence[str], start: int, end: int) -> list[tuple[int, int, str, int]]:
+        """Greedy line windows under the cap: per-line counts to grow, exact count to check."""
+        out: list[tuple[int, int, str, int]] = []
+        count = self.tokenizer.count
+        i = start
+        while i <= end:
+            j, acc = i, 0
+            while j <= end:
+                acc += count(lines[j - 1])
+                if acc > self.max_tokens and j > i:
+                    break
+                j += 1
+            stop = j - 1
+            while True:
+                body = "".join(lines[i - 1 : stop])
+                tokens = count(body)
+                if tokens <= self.max_tokens or stop == i:
+                    break
+                stop -= 1
+            if body.strip():
+                out.append((i, stop, body, tokens))
+            i = stop + 1
+        return out
+
+    def _make(
+        self,
+        start: int,
+        end: int,
+        *,
+        symbol: str | None,
+        kind: str,
+        body: str,
+        tokens: int,
+        names: str,
+    ) -> ChunkData:
+        return ChunkData(
+            start_line=start,
+            end_line=end,
+            symbol=symbol,
+            kind=kind,
+            text=body,
+            tokens=tokens,
+            content_hash=content_hash(body.encode("utf-8", "surrogatepass")),
+            symbols=names,
+            parts=parts_text(self.path, names, body),
+        )
+
+
+_LEADS = ("#", "//", "/*", "*", "@", "--")
+
+
+def _is_lead(line: str) -> bool:
+    s = line.strip()
+    return bool(s) and s.startswith(_LEADS)
+
+
+def _indent_of(line: str) -> str:
+    return line[: len(line) - len(line.lstrip(" \t"))]

@@ -1,0 +1,93 @@
+"""Which language a file is in, and which grammar and tags query parse it.
+
+Languages are picked by file extension (and a few file names). Files in other
+languages are still indexed as text: chunks and full-text search, no symbols.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from pathlib import PurePosixPath
+from typing import Any
+
+__all__ = ["LANGUAGES", "Language", "language_for", "load_query"]
+
+
+@dataclass(frozen=True, slots=True)
+class Language:
+    """A parseable language: our name, the grammar name and the query file stem."""
+
+    name: str
+    grammar: str
+    query: str
+    extensions: tuple[str, ...]
+
+
+LANGUAGES: tuple[Language, ...] = (
+    Language("python", "python", "python", (".py", ".pyi")),
+    Language("javascript", "javascript", "javascript", (".js", ".jsx", ".mjs", ".cjs")),
+    Language("typescript", "typescript", "typescript", (".ts", ".mts", ".cts")),
+    Language("tsx", "tsx", "typescript", (".tsx",)),
+    Language("go", "go", "go", (".go",)),
+    Language("rust", "rust", "rust", (".rs",)),
+    Language("java", "java", "java", (".java",)),
+    Language("c", "c", "c", (".c", ".h")),
+    Language("cpp", "cpp", "cpp", (".cc", ".cpp", ".cxx", ".c++", ".hh", ".hpp", ".hxx", ".h++")),
+    Language("csharp", "csharp", "csharp", (".cs",)),
+    Language("ruby", "ruby", "ruby", (".rb", ".rake", ".gemspec")),
+    Language("php", "php", "php", (".php",)),
+    Language("kotlin", "kotlin", "kotlin", (".kt", ".kts")),
+)
+
+_BY_EXT: dict[str, Language] = {ext: lang for lang in LANGUAGES for ext in lang.extensions}
+_BY_NAME: dict[str, Language] = {lang.name: lang for lang in LANGUAGES}
+_FILENAMES: dict[str, str] = {"Rakefile": "ruby", "Gemfile": "ruby"}
+
+#: text files we index without a grammar, by extension (their language label)
+_TEXT_KINDS: dict[str, str] = {
+    ".md": "markdown",
+    ".rst": "rst",
+    ".txt": "text",
+    ".toml": "toml",
+    ".yaml": "yaml",
+    ".yml": "yaml",
+    ".json": "json",
+    ".cfg": "ini",
+    ".ini": "ini",
+    ".sh": "shell",
+    ".html": "html",
+    ".css": "css",
+    ".sql": "sql",
+}
+
+
+def language_for(path: str) -> tuple[str, Language | None]:
+    """``(label, parseable language or None)`` for a repository path."""
+    p = PurePosixPath(path)
+    if p.name in _FILENAMES:
+        named = _BY_NAME[_FILENAMES[p.name]]
+        return named.name, named
+    suffix = p.suffix.lower()
+    lang = _BY_EXT.get(suffix)
+    if lang is not None:
+        return lang.name, lang
+    return _TEXT_KINDS.get(suffix, "text"), None
+
+
+def by_name(name: str) -> Language | None:
+    return _BY_NAME.get(name)
+
+
+@cache
+def load_query(lang_name: str) -> tuple[Any, Any]:
+    """``(parser, compiled tags query)`` for a language; cached per process."""
+    from tree_sitter import Query
+    from tree_sitter_language_pack import get_language, get_parser
+
+    lang = _BY_NAME[lang_name]
+    grammar: Any = lang.grammar  # the pack types names as a Literal of its grammars
+    source = resources.files(__package__).joinpath("queries", f"{lang.query}.scm")
+    text = source.read_text(encoding="utf-8")
+    return get_parser(grammar), Query(get_language(grammar), text)

@@ -1,0 +1,132 @@
+"""A ranked repository map under a hard token budget.
+
+Files are ranked by personalized PageRank over the combined reference, import
+and co-change graphs (``graph.combine``); inside a file, symbols are ordered by
+how many other files use their name. The map is the longest prefix of that
+ranking — "file A with its best symbol, then its next symbol, ..., then file B"
+— whose rendered text fits the budget: a binary search over the prefix length,
+each candidate counted exactly with the target tokenizer, so the text returned
+never exceeds the budget. Same index, same inputs: same bytes.
+
+Rendered form (one header per file, signatures indented by nesting)::
+
+    src/shop/models.py:
+      class ShoppingCart:
+        def add_item(self, name: str) -> None:
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from ..tokens import Tokenizer
+from . import graph
+from .records import Symbol
+from .store import SqliteStore
+
+__all__ = ["MapEntry", "rank_files", "ranked_entries", "render_entries", "render_map"]
+
+
+@dataclass(frozen=True, slots=True)
+class MapEntry:
+    """One line of the map: a file (``symbol`` None) or one symbol in it."""
+
+    path: str
+    file_rank: int
+    symbol: Symbol | None
+    depth: int
+
+
+def rank_files(
+    store: SqliteStore, personalization: Mapping[str, int] | None = None
+) -> dict[str, int]:
+    """PageRank (parts per million) of every indexed file over the combined graph."""
+    graphs = {kind: store.edges(kind) for kind in ("ref", "import", "cochange")}
+    paths = [f.path for f in store.files()]
+    known = set(paths)
+    combined = [e for e in graph.combine(graphs) if e[0] in known and e[1] in known]
+    pers = {k: v for k, v in (personalization or {}).items() if k in known}
+    return graph.pagerank(combined, pers or None, nodes=paths)
+
+
+def _depths(symbols: Sequence[Symbol]) -> list[int]:
+    """Nesting depth of each symbol (by line containment), in the given order."""
+    out: list[int] = []
+    stack: list[Symbol] = []
+    for s in symbols:
+        while stack and not (stack[-1].start_line <= s.start_line <= stack[-1].end_line):
+            stack.pop()
+        out.append(len(stack))
+        stack.append(s)
+    return out
+
+
+def ranked_entries(
+    store: SqliteStore, personalization: Mapping[str, int] | None = None
+) -> list[MapEntry]:
+    """Every map line in rank order (files by rank, their symbols by use)."""
+    ranks = rank_files(store, personalization)
+    used_by = store.reference_file_counts()
+    by_file: dict[str, list[Symbol]] = defaultdict(list)
+    for s in store.symbols():
+        by_file[s.path].append(s)
+    entries: list[MapEntry] = []
+    for path in sorted(ranks, key=lambda p: (-ranks[p], p)):
+        entries.append(MapEntry(path, ranks[path], None, 0))
+        syms = by_file.get(path, [])
+        depths = _depths(syms)
+        order = sorted(
+            range(len(syms)),
+            key=lambda i: (-used_by.get(syms[i].name, 0), syms[i].start_line, -syms[i].end_line, i),
+        )
+        entries.extend(MapEntry(path, ranks[path], syms[i], depths[i]) for i in order)
+    return entries
+
+
+def render_entries(entries: Sequence[MapEntry]) -> str:
+    """Text for a prefix of ``ranked_entries``: symbols shown in line order per file."""
+    files: dict[str, list[MapEntry]] = {}
+    for e in entries:
+        files.setdefault(e.path, []).append(e)
+    blocks: list[str] = []
+    for path, items in files.items():
+        lines = [f"{path}:"]
+        shown = sorted(
+            (e for e in items if e.symbol is not None),
+            key=lambda e: (
+                (e.symbol.start_line, -e.symbol.end_line, e.symbol.name) if e.symbol else (0, 0, "")
+            ),
+        )
+        for e in shown:
+            assert e.symbol is not None
+            sig = e.symbol.signature or f"{e.symbol.kind} {e.symbol.name}"
+            lines.append("  " * (e.depth + 1) + sig)
+        blocks.append("\n".join(lines) + "\n")
+    return "\n".join(blocks)
+
+
+def render_map(
+    store: SqliteStore,
+    tokenizer: Tokenizer,
+    budget: int,
+    personalization: Mapping[str, int] | None = None,
+) -> str:
+    """The ranked map, as long as fits ``budget`` tokens (exact count); "" if nothing fits."""
+    if budget <= 0:
+        return ""
+    entries = ranked_entries(store, personalization)
+    lo, hi, best = 1, len(entries), ""
+    full = render_entries(entries)
+    if entries and tokenizer.count(full) <= budget:
+        return full
+    while lo <= hi:
+        mid = (lo + hi) // 2
+        text = render_entries(entries[:mid])
+        if tokenizer.count(text) <= budget:
+            best = text
+            lo = mid + 1
+        else:
+            hi = mid - 1
+    return best

@@ -1,0 +1,243 @@
+"""Turn tags-query matches into symbols, references and raw import captures.
+
+Capture conventions of our ``queries/*.scm`` files:
+
+* ``@definition.<kind>`` marks a whole definition and ``@name`` its name;
+  an optional ``@parent`` names the owner explicitly (Go receivers, ``A::f``).
+* ``@scope.<kind>`` marks a container that is not a symbol itself (a Rust
+  ``impl``) but names the parent of the definitions inside it.
+* ``@reference.<kind>`` marks a use, ``@name`` the identifier used.
+* ``@import.*`` captures the pieces of an import; ``imports.py`` interprets them.
+* Captures starting with ``_`` only serve predicates.
+
+The parent of a definition is the innermost enclosing definition or scope; a
+function whose parent is class-like becomes a ``method``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .records import Reference, Symbol
+
+__all__ = ["Extracted", "extract"]
+
+_CLASS_LIKE = frozenset({"class", "interface", "struct", "trait", "enum", "impl", "object"})
+_SIG_MAX = 240
+_COMMENT_MARKERS = ("#", "//", "/*", "*", "--")
+_DOC_MAX = 200
+#: wrappers whose preceding comment documents the definition inside them
+_WRAPPERS = frozenset(
+    {
+        "export_statement",
+        "decorated_definition",
+        "template_declaration",
+        "ambient_declaration",
+        "attribute_item",
+        "type_declaration",
+        "const_declaration",
+        "var_declaration",
+        "lexical_declaration",
+        "variable_declaration",
+        "expression_statement",
+        "field_declaration",
+        "declaration",
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Extracted:
+    symbols: tuple[Symbol, ...]
+    references: tuple[Reference, ...]
+    #: one dict per import match: capture name -> node texts
+    imports: tuple[tuple[int, dict[str, str]], ...]
+
+
+@dataclass(slots=True)
+class _Def:
+    start: int
+    end: int
+    node: Any
+    name: str
+    kind: str
+    explicit_parent: str | None
+    is_scope: bool
+
+
+def _text(node: Any) -> str:
+    raw: bytes = node.text
+    return raw.decode("utf-8", "replace")
+
+
+def extract(root: Any, query: Any, path: str, language: str) -> Extracted:
+    """Symbols, references and import captures of one parsed file."""
+    from tree_sitter import QueryCursor
+
+    defs: dict[tuple[int, int, str], _Def] = {}
+    def_name_nodes: set[tuple[int, int]] = set()
+    refs: set[tuple[str, str, int]] = set()
+    ref_nodes: list[tuple[int, int, str, str, int]] = []
+    imports: list[tuple[int, dict[str, str]]] = []
+    for _, caps in QueryCursor(query).matches(root):
+        main = next((k for k in caps if not k.startswith(("_", "name", "parent"))), None)
+        if main is None:
+            continue
+        if main.startswith("import."):
+            found = {k: _text(v[0]) for k, v in caps.items() if k.startswith("import.") and v}
+            line = min(v[0].start_point[0] for k, v in caps.items() if k.startswith("import."))
+            imports.append((line + 1, found))
+            continue
+        names = caps.get("name")
+        if not names:
+            continue
+        name_node = names[0]
+        name = _text(name_node).strip()
+        if not name:
+            continue
+        node = caps[main][0]
+        kind = main.split(".", 1)[1]
+        if main.startswith(("definition.", "scope.")):
+            parent_nodes = caps.get("parent")
+            explicit = _text(parent_nodes[0]).strip() if parent_nodes else None
+            key = (node.start_byte, node.end_byte, name)
+            if key not in defs:
+                defs[key] = _Def(
+                    node.start_byte,
+                    node.end_byte,
+                    node,
+                    name,
+                    kind,
+                    explicit,
+                    main.startswith("scope."),
+                )
+            def_name_nodes.add((name_node.start_byte, name_node.end_byte))
+        elif main.startswith("reference."):
+            ref_nodes.append(
+                (name_node.start_byte, name_node.end_byte, name, kind, name_node.start_point[0])
+            )
+    for start, end, name, kind, row in ref_nodes:
+        if (start, end) not in def_name_nodes and len(name) > 1:
+            refs.add((name, kind, row + 1))
+    symbols = _resolve_parents(sorted(defs.values(), key=lambda d: (d.start, -d.end, d.name)))
+    out_syms = tuple(
+        Symbol(
+            name=d.name,
+            kind=kind,
+            parent=parent,
+            path=path,
+            start_line=d.node.start_point[0] + 1,
+            end_line=_end_line(d.node),
+            signature=signature(d.node),
+            doc=doc_line(d.node, language),
+        )
+        for d, kind, parent in symbols
+    )
+    out_refs = tuple(Reference(n, k, path, line) for n, k, line in sorted(refs, key=_ref_key))
+    imports.sort(key=lambda item: (item[0], sorted(item[1].items())))
+    return Extracted(out_syms, out_refs, tuple(imports))
+
+
+def _end_line(node: Any) -> int:
+    """1-based last line; a node ending at column 0 ends on the line before."""
+    row, col = node.end_point
+    if col == 0 and row > node.start_point[0]:
+        return int(row)
+    return int(row) + 1
+
+
+def _ref_key(r: tuple[str, str, int]) -> tuple[int, str, str]:
+    return (r[2], r[0], r[1])
+
+
+def _resolve_parents(ordered: list[_Def]) -> list[tuple[_Def, str, str | None]]:
+    stack: list[_Def] = []
+    out: list[tuple[_Def, str, str | None]] = []
+    for d in ordered:
+        while stack and stack[-1].end <= d.start:
+            stack.pop()
+        enclosing = stack[-1] if stack else None
+        parent = d.explicit_parent or (enclosing.name if enclosing else None)
+        kind = d.kind
+        if kind == "function" and (
+            d.explicit_parent or (enclosing is not None and enclosing.kind in _CLASS_LIKE)
+        ):
+            kind = "method"
+        stack.append(d)
+        if not d.is_scope:
+            out.append((d, kind, parent))
+    return out
+
+
+def signature(node: Any) -> str:
+    """The definition's header: its text up to the body, whitespace collapsed."""
+    body = node.child_by_field_name("body")
+    raw: bytes = node.text
+    if body is not None and body.start_byte > node.start_byte:
+        head = raw[: body.start_byte - node.start_byte]
+    else:
+        head = raw.split(b"\n", 1)[0]
+    head_lines = head.decode("utf-8", "replace").splitlines() or [""]
+    kept = head_lines[:1] + [
+        line for line in head_lines[1:] if not line.strip().startswith(_COMMENT_MARKERS)
+    ]
+    text = " ".join(" ".join(kept).split())
+    text = text.rstrip("{ ").rstrip()
+    if len(text) > _SIG_MAX:
+        text = text[: _SIG_MAX - 3].rstrip() + "..."
+    return text
+
+
+def _clean_comment(text: str) -> str | None:
+    for line in text.splitlines():
+        s = line.strip()
+        for marker in ("/**", "/*!", "/*", "*/", "///", "//!", "//", "#", "--", "*"):
+            if s.startswith(marker):
+                s = s[len(marker) :].strip()
+        s = s.removesuffix("*/").strip()
+        for tag in ("<summary>", "</summary>"):
+            s = s.replace(tag, "").strip()
+        if s:
+            return s[:_DOC_MAX]
+    return None
+
+
+def _python_docstring(node: Any) -> str | None:
+    body = node.child_by_field_name("body")
+    if body is None or body.named_child_count == 0:
+        return None
+    first = body.named_children[0]
+    if first.type == "expression_statement" and first.named_child_count:
+        first = first.named_children[0]
+    if first.type != "string":
+        return None
+    content = [c for c in first.named_children if c.type == "string_content"]
+    text = _text(content[0]) if content else _text(first).strip("\"'")
+    return _clean_comment(text)
+
+
+def doc_line(node: Any, language: str) -> str | None:
+    """First line of the definition's docstring or of the comment block just above it."""
+    if language == "python":
+        found = _python_docstring(node)
+        if found:
+            return found
+    target = node
+    while target.parent is not None and target.parent.type in _WRAPPERS:
+        target = target.parent
+    prev = target.prev_named_sibling
+    first = None
+    line = target.start_point[0]
+    while prev is not None and "comment" in prev.type and prev.end_point[0] >= line - 1:
+        first = prev
+        line = prev.start_point[0]
+        prev = prev.prev_named_sibling
+    if first is None:
+        return None
+    texts = []
+    node_it = first
+    while node_it is not None and node_it.start_byte < target.start_byte:
+        texts.append(_text(node_it))
+        node_it = node_it.next_named_sibling
+    return _clean_comment("\n".join(texts))
