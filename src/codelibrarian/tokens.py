@@ -14,8 +14,10 @@ process, which keeps the composer's render/shrink loop cheap.
 from __future__ import annotations
 
 import hashlib
+import re
 import threading
 import unicodedata
+import warnings
 from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
@@ -64,41 +66,85 @@ class _Family:
     factor_permille: int  # 1000 = exact
 
 
-#: model-name prefixes, checked in order (longest/most specific first)
+# Safety factors (per-mille) for tokenizers that are not public. Each is an upper
+# bound of published measurements against o200k_base, with a margin; the sources
+# and arithmetic are in docs/tokenizers.md. Change them only together with the doc.
+_CLAUDE_LEGACY = 1350  # Claude 2 - 4.6: +16% prose, +21% math, +30% Python vs GPT-4o
+_CLAUDE_CURRENT = 1800  # Claude 4.7+: up to 1.35-1.47x the 4.6 tokenizer, times the above
+_GEMINI = 1200  # Gemini / Gemma SentencePiece: ~5-10% above o200k on English
+_LOCAL = 1350  # Llama 2-class 32k vocabularies: ~1.25x Llama 3 (~ cl100k ~ o200k on code)
+_UNKNOWN_FACTOR = 1800  # an unrecognised model gets the largest factor we use
+
+#: model-name prefixes, checked in order (most specific first)
 _FAMILIES: tuple[_Family, ...] = (
     _Family(("gpt-4o", "chatgpt-4o", "gpt-4.1", "gpt-4.5", "gpt-5", "gpt-oss"), "o200k_base", 1000),
     _Family(("o1", "o3", "o4", "codex"), "o200k_base", 1000),
     _Family(("gpt-4", "gpt-3.5", "text-embedding-3", "text-embedding-ada"), "cl100k_base", 1000),
-    _Family(("claude", "anthropic"), "o200k_base", 1350),
-    _Family(("gemini", "gemma"), "o200k_base", 1200),
+    _Family(("gemini", "gemma"), "o200k_base", _GEMINI),
     _Family(
-        ("llama", "qwen", "mistral", "mixtral", "deepseek", "phi", "codellama", "starcoder"),
+        (
+            "llama",
+            "codellama",
+            "qwen",
+            "mistral",
+            "mixtral",
+            "codestral",
+            "deepseek",
+            "phi",
+            "starcoder",
+            "granite",
+            "yi-",
+        ),
         "o200k_base",
-        1250,
+        _LOCAL,
     ),
 )
-#: any model we do not recognise (a local model behind LM Studio, say)
-_UNKNOWN = _Family((), "o200k_base", 1350)
+_CLAUDE_PREFIXES = ("claude", "anthropic")
+_UNKNOWN = _Family((), "o200k_base", _UNKNOWN_FACTOR)
+#: hosting prefixes stripped before matching ("openrouter/anthropic/claude-3.5", "ollama:llama3")
+_HOSTS = ("openai", "anthropic", "google", "ollama", "lmstudio", "azure", "bedrock", "vertex")
 
 #: published per-family factors (per-mille), for docs and ``librarian doctor``
 SAFETY_FACTORS: dict[str, int] = {
-    "claude": 1350,
-    "gemini": 1200,
-    "local (llama, qwen, mistral, deepseek, ...)": 1250,
-    "unknown": 1350,
+    "claude (up to 4.6)": _CLAUDE_LEGACY,
+    "claude (4.7 and later, or version unknown)": _CLAUDE_CURRENT,
+    "gemini / gemma": _GEMINI,
+    "local (llama, qwen, mistral, deepseek, ...)": _LOCAL,
+    "unknown": _UNKNOWN_FACTOR,
 }
+
+_VERSION = re.compile(r"(?<![0-9])(\d{1,2})(?:[-.](\d{1,2}))?(?![0-9])")
+
+
+def _claude_factor(name: str) -> int:
+    """Claude models before 4.7 share the older tokenizer; 4.7 and later are larger."""
+    match = _VERSION.search(name)
+    if match is None:
+        return _CLAUDE_CURRENT
+    major = int(match.group(1))
+    minor = int(match.group(2) or 0)
+    return _CLAUDE_LEGACY if (major, minor) < (4, 7) else _CLAUDE_CURRENT
+
+
+def _normalise(model: str) -> str:
+    lowered = model.strip().lower()
+    for host in _HOSTS:
+        if lowered.startswith(host + ":"):
+            lowered = lowered[len(host) + 1 :]
+            break
+    if "/" in lowered:
+        lowered = lowered.rsplit("/", 1)[1]
+    return lowered
 
 
 def _family_for(model: str) -> _Family:
-    lowered = model.strip().lower()
+    lowered = _normalise(model)
     if lowered in ENCODINGS:
         return _Family((lowered,), lowered, 1000)
-    # provider prefixes such as "openai/gpt-4o" or "ollama:llama3.2"
-    for sep in ("/", ":"):
-        if sep in lowered and not lowered.startswith(("o1", "o3", "o4")):
-            head, _, tail = lowered.partition(sep)
-            if head in {"openai", "anthropic", "google", "ollama", "lmstudio", "azure"}:
-                lowered = tail
+    if lowered.startswith(_CLAUDE_PREFIXES):
+        return _Family(_CLAUDE_PREFIXES, "o200k_base", _claude_factor(lowered))
+    if lowered.startswith("meta-llama"):
+        lowered = lowered.removeprefix("meta-")
     for fam in _FAMILIES:
         if lowered.startswith(fam.prefixes):
             return fam
@@ -119,9 +165,14 @@ def _encoder(encoding: str) -> Any:
     with _ENC_LOCK:
         enc = _ENCODERS.get(encoding)
         if enc is None:
-            import bpe_openai  # ~0.7 s import: only when a count is first needed
+            # bpe-openai 0.1.4 loads its data with importlib.resources.open_binary, which
+            # warns (DeprecationWarning) on Python 3.11+; under -W error that would make
+            # every first count fail, so silence exactly that while loading.
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", DeprecationWarning)
+                import bpe_openai  # ~0.7 s import: only when a count is first needed
 
-            enc = bpe_openai.get_encoding(encoding)
+                enc = bpe_openai.get_encoding(encoding)
             _ENCODERS[encoding] = enc
         return enc
 

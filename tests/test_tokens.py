@@ -1,0 +1,273 @@
+"""Token counts must equal bpe-openai's own, on real source and on long texts."""
+
+from __future__ import annotations
+
+import json
+import sysconfig
+import warnings
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from codelibrarian.errors import UsageError
+from codelibrarian.tokens import (
+    ENCODINGS,
+    SAFETY_FACTORS,
+    BpeTokenizer,
+    ScaledTokenizer,
+    Tokenizer,
+    _split_for_encoder,
+    encoding_for_model,
+    fit_prefix,
+    get_tokenizer,
+)
+
+STDLIB = Path(sysconfig.get_paths()["stdlib"])
+
+
+@cache
+def _corpus() -> tuple[tuple[str, str], ...]:
+    """~200 real source files from the standard library, picked deterministically."""
+    files = sorted(
+        p
+        for p in STDLIB.rglob("*.py")
+        if "site-packages" not in p.parts and "test" not in p.parts and p.is_file()
+    )
+    step = max(1, len(files) // 200)
+    picked = files[::step][:200]
+    return tuple(
+        (str(p.relative_to(STDLIB)), p.read_text(encoding="utf-8", errors="replace"))
+        for p in picked
+    )
+
+
+@cache
+def _ref(encoding: str) -> Any:
+    """bpe-openai's own Encoding, loaded independently of codelibrarian.tokens."""
+    with warnings.catch_warnings():  # its data loader uses a deprecated importlib API
+        warnings.simplefilter("ignore", DeprecationWarning)
+        import bpe_openai
+
+        return bpe_openai.get_encoding(encoding)
+
+
+def _reference_count(encoding: str, text: str) -> int:
+    return len(_ref(encoding).encode_ordinary(text))
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_counts_equal_bpe_openai_on_200_real_source_files(encoding: str) -> None:
+    corpus = _corpus()
+    assert len(corpus) >= 150
+    tok = BpeTokenizer(encoding)
+    mismatches = [
+        name for name, text in corpus if tok.count(text) != _reference_count(encoding, text)
+    ]
+    assert mismatches == []
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_exact_on_a_long_text_below_the_library_limits(encoding: str) -> None:
+    """700k characters: split into many pieces by us, encoded whole by the reference."""
+    text = "".join(t for _, t in _corpus())[:700_000]
+    assert len(_split_for_encoder(text)) > 10
+    assert BpeTokenizer(encoding).count(text) == _reference_count(encoding, text)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_over_one_million_characters_matches_line_aligned_reference(encoding: str) -> None:
+    """bpe-openai refuses >= 1M chars; the reference encodes file-sized pieces that
+    each start at a marker line, so no pre-token can span two of them."""
+    pieces: list[str] = []
+    while sum(map(len, pieces)) < 2_500_000:
+        pieces += [f"# file {len(pieces)}: {name}\n{text}\n" for name, text in _corpus()]
+    text = "".join(pieces)
+    assert len(text) > 1_000_000
+    expected = sum(_reference_count(encoding, p) for p in pieces)
+    tok = BpeTokenizer(encoding)
+    assert tok.count(text) == expected
+    assert len(tok.encode(text)) == expected
+    assert tok.decode(tok.encode(text[:200_000])) == text[:200_000]
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_dense_text_over_the_200k_token_limit(encoding: str) -> None:
+    """bpe-openai raises past 200,000 tokens per call; we must not."""
+    text = ("x = {'k': [1, 2, 3]};\n" * 40_000) + "é∂ƒ©˙∆˚¬…" * 20_000
+    pieces = _split_for_encoder(text)
+    assert all(len(p) <= 49_000 for p in pieces)
+    expected = sum(_reference_count(encoding, p) for p in pieces)
+    assert expected > 200_000
+    assert BpeTokenizer(encoding).count(text) == expected
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_long_lines_without_newlines(encoding: str) -> None:
+    """Minified text (one 150k-character line) is split inside the line, exactly."""
+    data = {f"key_{i}": [i, f"value {i}", {"nested": i * 3.5}] for i in range(4000)}
+    text = json.dumps(data)
+    assert "\n" not in text
+    assert len(text) > 150_000
+    assert len(_split_for_encoder(text)) >= 4
+    assert BpeTokenizer(encoding).count(text) == _reference_count(encoding, text)
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_run_with_no_boundary_at_all(encoding: str) -> None:
+    text = "prefix line\n" + "a" * 120_000 + "\nsuffix"
+    assert BpeTokenizer(encoding).count(text) == _reference_count(encoding, text)
+
+
+def test_comment_after_statement_is_one_pretoken_in_o200k() -> None:
+    """The bug the old splitter had: o200k glues ';\\n//' into one token."""
+    line = "int x = 1;\n// note\n"
+    text = line * 30
+    pieces = _split_for_encoder(text, max_chars=len(line))
+    assert sum(_reference_count("o200k_base", p) for p in pieces) == _reference_count(
+        "o200k_base", text
+    )
+
+
+_ALPHABET = st.sampled_from(
+    [*"abcXYZ019_ \n\t/;'(){}.,\"#=+-*", "\r\n", "//", "'s", "é", "\u0301", "中", "🙂", "٣"]
+)
+
+
+@given(st.lists(_ALPHABET, min_size=1, max_size=200), st.integers(2, 30))
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_split_points_never_change_the_count(
+    encoding: str, parts: list[str], max_chars: int
+) -> None:
+    text = "".join(parts)
+    pieces = _split_for_encoder(text, max_chars=max_chars)
+    assert "".join(pieces) == text
+    assert sum(_reference_count(encoding, p) for p in pieces) == _reference_count(encoding, text)
+
+
+def test_surrogates_are_counted_like_bpe_openai() -> None:
+    text = "ok \ud800 broken"
+    assert BpeTokenizer().count(text) == _reference_count("o200k_base", text)
+
+
+def test_empty_and_cache() -> None:
+    tok = BpeTokenizer("cl100k_base")
+    assert tok.count("") == 0
+    assert tok.count("hello world") == tok.count("hello world") == 2
+    assert tok.name == "cl100k_base"
+
+
+def test_unknown_encoding() -> None:
+    with pytest.raises(UsageError, match="unknown encoding"):
+        BpeTokenizer("p50k_base")
+
+
+# ---------------------------------------------------------------- model map
+
+
+@pytest.mark.parametrize(
+    ("model", "encoding", "factor"),
+    [
+        ("gpt-4o", "o200k_base", 1000),
+        ("gpt-4o-mini", "o200k_base", 1000),
+        ("gpt-4.1-nano", "o200k_base", 1000),
+        ("gpt-5", "o200k_base", 1000),
+        ("o3-mini", "o200k_base", 1000),
+        ("o4-mini", "o200k_base", 1000),
+        ("openai/gpt-4o", "o200k_base", 1000),
+        ("gpt-4", "cl100k_base", 1000),
+        ("gpt-4-turbo", "cl100k_base", 1000),
+        ("gpt-3.5-turbo", "cl100k_base", 1000),
+        ("azure:gpt-4", "cl100k_base", 1000),
+        ("text-embedding-3-small", "cl100k_base", 1000),
+        ("o200k_base", "o200k_base", 1000),
+        ("CL100K_BASE", "cl100k_base", 1000),
+        ("claude-3-5-sonnet-20240620", "o200k_base", 1350),
+        ("claude-sonnet-4-20250514", "o200k_base", 1350),
+        ("claude-opus-4-1-20250805", "o200k_base", 1350),
+        ("claude-sonnet-4-6", "o200k_base", 1350),
+        ("anthropic/claude-3.5-sonnet", "o200k_base", 1350),
+        ("claude-opus-4-7", "o200k_base", 1800),
+        ("claude-opus-4.7", "o200k_base", 1800),
+        ("claude-5-sonnet", "o200k_base", 1800),
+        ("claude", "o200k_base", 1800),
+        ("gemini-2.5-pro", "o200k_base", 1200),
+        ("google/gemma-3-27b-it", "o200k_base", 1200),
+        ("ollama:llama3.2", "o200k_base", 1350),
+        ("meta-llama/Llama-3.1-8B-Instruct", "o200k_base", 1350),
+        ("qwen2.5-coder:7b", "o200k_base", 1350),
+        ("deepseek-coder-v2", "o200k_base", 1350),
+        ("my-own-finetune", "o200k_base", 1800),
+    ],
+)
+def test_model_map(model: str, encoding: str, factor: int) -> None:
+    assert encoding_for_model(model) == (encoding, factor)
+
+
+def test_published_factors_cover_every_family() -> None:
+    factors = set(SAFETY_FACTORS.values())
+    assert factors == {1350, 1800, 1200}
+    assert max(factors) == SAFETY_FACTORS["unknown"]
+    assert all(f >= 1000 for f in factors)
+
+
+def test_get_tokenizer_reuses_instances() -> None:
+    assert get_tokenizer("gpt-4o") is get_tokenizer("gpt-4o-mini")
+    assert get_tokenizer() is get_tokenizer("gpt-4o")
+    claude = get_tokenizer("claude-sonnet-4-6")
+    assert isinstance(claude, ScaledTokenizer)
+    assert claude.name == "o200k_basex1350"
+    assert isinstance(claude, Tokenizer)
+
+
+def test_scaled_tokenizer_rounds_up() -> None:
+    base = BpeTokenizer()
+    scaled = ScaledTokenizer(base, 1350)
+    assert base.count("hello") == 1
+    assert scaled.count("hello") == 2  # 1.35 -> 2
+    text = "hello" + " hello" * 19  # 20 tokens exactly
+    assert base.count(text) == 20
+    assert scaled.count(text) == 27  # exact multiple, no extra token
+    assert scaled.count("") == 0
+    assert ScaledTokenizer(base, 1001).count("hello" + " hello" * 999) == 1001
+    with pytest.raises(UsageError):
+        ScaledTokenizer(base, 999)
+
+
+# ---------------------------------------------------------------- fit_prefix
+
+
+def test_fit_prefix_cuts_at_the_last_line_that_fits() -> None:
+    tok = BpeTokenizer()
+    text = "".join(f"line number {i} with some words\n" for i in range(50))
+    first_line = tok.count(text[: text.index("\n") + 1])
+    for budget in (first_line, first_line + 1, 50, 123, 400):
+        prefix = fit_prefix(tok, text, budget)
+        assert text.startswith(prefix)
+        assert tok.count(prefix) <= budget
+        assert prefix.endswith("\n")
+        if prefix != text:
+            nxt = text[: text.index("\n", len(prefix)) + 1]
+            assert tok.count(nxt) > budget
+    assert fit_prefix(tok, text, 10_000) == text
+    assert fit_prefix(tok, text, 0) == ""
+    assert fit_prefix(tok, "", 10) == ""
+
+
+def test_fit_prefix_falls_back_to_word_boundaries() -> None:
+    tok = BpeTokenizer()
+    text = "alpha beta gamma delta epsilon zeta eta theta\nsecond line\n"
+    prefix = fit_prefix(tok, text, 3)
+    assert prefix == "alpha beta gamma"
+    assert fit_prefix(tok, "x" * 500, 3) == ""
+
+
+def test_fit_prefix_with_scaled_tokenizer() -> None:
+    tok = get_tokenizer("claude-opus-4-7")
+    text = "".join(f"row {i}\n" for i in range(100))
+    prefix = fit_prefix(tok, text, 40)
+    assert tok.count(prefix) <= 40 < tok.count(text[: text.index("\n", len(prefix)) + 1])
