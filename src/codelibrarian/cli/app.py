@@ -19,6 +19,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "workspace_cmds",  # init, doctor, scan, tokens
     "window_cmds",  # window
     "providers_cmds",  # providers list | check | qualify
+    "query_cmds",  # query
     "index_cmds",  # index, map
 )
 

@@ -1,0 +1,169 @@
+"""``librarian query INTENT``: the six-stage query pipeline from the command line.
+
+On a TTY, stderr shows each stage live (status, time, note); then stdout gets the
+ranked files with their citations and stderr the diagnostic report. ``--json``
+prints one document: the response, every stage's run, the degradations, the
+capabilities found and the diagnostic report.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+
+from ..errors import UsageError
+from ..query.capabilities import FEATURES
+from ..query.pipeline import PipelineResult, QuerySession
+from ..query.report import PipelineDiagnosticReport, ProgressReporter
+from ..query.types import DEPTHS, STAGE_NAMES, LibrarianQuery, QueryDepth, query_id_for
+from ._common import JSON_OPTION, REPO_OPTION, err_console, out_console, print_json, resolve_repo
+
+__all__ = ["register", "render_report", "render_results"]
+
+_STATUS_STYLE = {
+    "pending": "dim",
+    "running": "yellow",
+    "completed": "green",
+    "skipped": "cyan",
+    "failed": "bold red",
+    "cancelled": "magenta",
+}
+
+
+def report_table(report: PipelineDiagnosticReport) -> Table:
+    table = Table(
+        title=f"query {report.query_id} — {report.overall_status}, "
+        f"{report.progress_percent}% — {report.total_duration_ms} ms",
+        title_justify="left",
+        show_edge=False,
+    )
+    table.add_column("stage")
+    table.add_column("status")
+    table.add_column("ms", justify="right")
+    table.add_column("output")
+    table.add_column("notes")
+    for s in report.stages:
+        style = _STATUS_STYLE.get(s.status, "")
+        notes = [*s.warnings, *s.notes]
+        if s.error is not None:
+            notes.insert(0, f"{s.error.code}: {s.error.message}")
+        table.add_row(
+            s.stage,
+            f"[{style}]{s.status}[/]" if style else s.status,
+            "" if s.duration_ms is None else str(s.duration_ms),
+            s.output_summary or "",
+            "; ".join(notes[-3:]),
+        )
+    return table
+
+
+def render_results(result: PipelineResult, console: Console) -> None:
+    """The ranked files with citations (stdout)."""
+    response = result.response
+    if response is None:
+        console.print(f"no result: the query was {result.status}.", markup=False)
+        return
+    if not response.packs:
+        console.print("no matching files.", markup=False)
+    for pack in response.packs:
+        console.print(f"{pack.rank:>2}. {pack.path}  [{pack.score}]", markup=False)
+        for cite in pack.citations:
+            console.print(f"      {cite}", markup=False)
+        if pack.reasons:
+            console.print(f"      why: {'; '.join(pack.reasons)}", markup=False)
+    console.print(f"confidence {response.confidence}/1000", markup=False)
+
+
+def render_report(result: PipelineResult, console: Console) -> None:
+    """The diagnostic report, degradations and dropped candidates (stderr)."""
+    console.print(report_table(result.report))
+    for trace in result.traces:
+        console.print(f"  {trace}", markup=False, highlight=False)
+    if result.response is not None:
+        shown: set[str] = set()
+        for d in result.response.defeated:
+            if d.path not in shown:
+                shown.add(d.path)
+                console.print(f"  dropped {d.path}: {d.reason} ({d.detail})", markup=False)
+    for run in result.runs:
+        if run.error is not None and run.status == "failed":
+            console.print(
+                f"  {run.stage} failed: {run.error.root_cause}; "
+                + "; ".join(run.error.suggestions),
+                markup=False,
+            )
+
+
+@contextmanager
+def _live(reporter: ProgressReporter, enabled: bool) -> Iterator[None]:
+    if not enabled:
+        yield
+        return
+    console = err_console()
+    with Live(
+        report_table(reporter.get_status()), console=console, transient=True, refresh_per_second=12
+    ) as live:
+        unsubscribe = reporter.subscribe(lambda report: live.update(report_table(report)))
+        try:
+            yield
+        finally:
+            unsubscribe()
+
+
+def register(app: typer.Typer) -> None:
+    """Register ``librarian query`` on ``app``."""
+
+    @app.command("query")
+    def query_cmd(
+        intent: str = typer.Argument(..., help="What you are looking for, in words."),
+        *,
+        depth: str = typer.Option(
+            "L1", "--depth", help="L0 retrieval only; L1..L3 graph hops of expansion."
+        ),
+        limit: int = typer.Option(10, "--limit", "-n", min=1, max=200, help="Files to return."),
+        budget: int | None = typer.Option(
+            None, "--budget", min=1, help="Cap on the summed tokens of the cited chunks."
+        ),
+        as_of: int | None = typer.Option(
+            None, "--as-of", help="Epoch seconds recency is measured against (default: now)."
+        ),
+        semantic: bool = typer.Option(
+            True, "--semantic/--no-semantic", help="Use dense vectors when the extra is installed."
+        ),
+        repo: Path = REPO_OPTION,
+        as_json: bool = JSON_OPTION,
+    ) -> None:
+        """Ranked files with citations for an intent, with per-stage diagnostics."""
+        if depth not in DEPTHS:
+            raise UsageError(f"unknown depth {depth!r}.", hint="Use --depth L0, L1, L2 or L3.")
+        root = resolve_repo(repo)
+        features = FEATURES if semantic else tuple(f for f in FEATURES if f != "dense")
+        qdepth: QueryDepth = depth  # narrowed by the DEPTHS check above
+        when = int(time.time()) if as_of is None else as_of
+        with QuerySession(root, features=features) as session:
+            query = LibrarianQuery(intent, qdepth, limit, when, budget)
+            reporter = ProgressReporter(query_id_for(query), intent, STAGE_NAMES)
+            with _live(reporter, enabled=not as_json and sys.stderr.isatty()):
+                result = session.run(
+                    intent,
+                    depth=qdepth,
+                    limit=limit,
+                    budget=budget,
+                    as_of=when,
+                    reporter=reporter,
+                )
+        if as_json:
+            print_json({"ok": result.response is not None, **result.to_dict()})
+        else:
+            render_results(result, out_console())
+            render_report(result, err_console())
+        if result.response is None:
+            raise typer.Exit(8)
