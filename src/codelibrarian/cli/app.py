@@ -55,7 +55,9 @@ for _name in _COMMAND_MODULES:
 def main() -> None:
     """Run the CLI, turning library errors into documented exit codes."""
     try:
-        app(standalone_mode=False)
+        # In non-standalone mode click *returns* the code of a typer.Exit instead of
+        # raising it, so `raise fail(...)` inside a command would otherwise exit 0.
+        code = app(standalone_mode=False)
     except LibrarianError as exc:
         as_json = "--json" in sys.argv
         raise SystemExit(fail(exc, as_json=as_json).exit_code) from None
@@ -71,3 +73,5 @@ def main() -> None:
             exc.show()
             raise SystemExit(exc.exit_code) from None
         raise
+    if isinstance(code, int) and code != 0:
+        raise SystemExit(code)
