@@ -15,6 +15,7 @@ from typing import Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -74,7 +75,8 @@ def fail(error: LibrarianError, *, as_json: bool = False) -> typer.Exit:
         print_json({"ok": False, **error.to_dict(), "exit_code": code})
     else:
         console = err_console()
-        console.print(f"[bold red]error:[/] {error.message}", markup=True, highlight=False)
+        # escape: messages carry "[budget.total_tokens]"-style keys that rich would eat
+        console.print(f"[bold red]error:[/] {escape(error.message)}", markup=True, highlight=False)
         if error.hint:
             console.print(error.hint, markup=False, highlight=False)
     return typer.Exit(code)
