@@ -19,6 +19,7 @@ import httpx
 
 from ...errors import ProviderCallFailed
 from .. import guard
+from ..probes._common import ssl_context
 from ..probes.lmstudio import lmstudio_base_url
 from ..probes.ollama import ollama_base_url
 from .base import (
@@ -68,7 +69,9 @@ class _HttpClient:
         if not guard.url_allowed(url, self.options.env):
             raise self._fail(f"{url} is not loopback; blocked under tests", "blocked")
         try:
-            with httpx.Client(timeout=self.options.timeout_s, trust_env=False) as client:
+            with httpx.Client(
+                timeout=self.options.timeout_s, trust_env=False, verify=ssl_context()
+            ) as client:
                 response = client.post(url, json=body)
         except httpx.ConnectError as exc:
             raise self._fail(
