@@ -15,13 +15,21 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from .errors import ConfigError
 
 __all__ = [
     "LANES",
     "BudgetConfig",
+    "BudgetProblem",
     "Config",
     "LaneBudget",
     "WorkspaceConfig",
@@ -55,20 +63,62 @@ def _default_lanes() -> dict[str, LaneBudget]:
     }
 
 
+class BudgetProblem(ValueError):
+    """A budget rule is broken; ``key`` is the offending key, ``fix`` the next step."""
+
+    def __init__(self, message: str, *, key: str, fix: str) -> None:
+        super().__init__(message)
+        self.key = key
+        self.fix = fix
+
+
 def validate_budget(total_tokens: int, lanes: dict[str, LaneBudget]) -> None:
-    """The seed's ``validateBudgetConfig``, raising ``ValueError`` with its messages."""
-    sum_mins = sum(lane.min for lane in lanes.values())
-    if sum_mins > total_tokens:
-        raise ValueError(
-            f"Invalid budget: sum of lane mins ({sum_mins}) exceeds total ({total_tokens}). "
-            "Reduce mins or increase total_tokens."
-        )
-    for name in sorted(lanes, key=lambda n: (lanes[n].priority, n)):
+    """The seed's ``validateBudgetConfig`` rules and messages, raising ``BudgetProblem``.
+
+    Negative values are checked first (the seed checks them last, so a negative
+    min could make a too-large sum of mins look fine), then min > max, then the
+    sum of mins against the total.
+    """
+    order = sorted(lanes, key=lambda n: (lanes[n].priority, n))
+    for name in order:
         lane = lanes[name]
         if lane.min < 0 or lane.max < 0:
-            raise ValueError(f"Lane {name}: negative budget")
+            field = "min" if lane.min < 0 else "max"
+            raise BudgetProblem(
+                f"Lane {name}: negative budget",
+                key=f"budget.lanes.{name}.{field}",
+                fix=f"Set budget.lanes.{name}.{field} to 0 or more.",
+            )
+    for name in order:
+        lane = lanes[name]
         if lane.min > lane.max:
-            raise ValueError(f"Lane {name}: min ({lane.min}) > max ({lane.max})")
+            raise BudgetProblem(
+                f"Lane {name}: min ({lane.min}) > max ({lane.max})",
+                key=f"budget.lanes.{name}.min",
+                fix=f"Lower budget.lanes.{name}.min to at most {lane.max}, or raise its max.",
+            )
+    sum_mins = sum(lane.min for lane in lanes.values())
+    if sum_mins > total_tokens:
+        raise BudgetProblem(
+            f"Invalid budget: sum of lane mins ({sum_mins}) exceeds total ({total_tokens}). "
+            "Reduce mins or increase total_tokens.",
+            key="budget.total_tokens",
+            fix=f"Set budget.total_tokens to at least {sum_mins}, or lower the lanes' min values.",
+        )
+
+
+def _merge_lane_defaults(value: Any) -> Any:
+    """A partial ``[budget.lanes.X]`` table overrides only the fields it names."""
+    if not isinstance(value, dict):
+        return value
+    defaults = _default_lanes()
+    merged: dict[str, Any] = {}
+    for name, spec in value.items():
+        if isinstance(spec, dict) and name in defaults:
+            merged[name] = defaults[name].model_dump() | spec
+        else:
+            merged[name] = spec
+    return merged
 
 
 class BudgetConfig(_Strict):
@@ -77,16 +127,29 @@ class BudgetConfig(_Strict):
     total_tokens: int = 8000
     lanes: dict[str, LaneBudget] = Field(default_factory=_default_lanes)
 
+    @field_validator("lanes", mode="before")
+    @classmethod
+    def _partial_lanes(cls, value: Any) -> Any:
+        return _merge_lane_defaults(value)
+
     @model_validator(mode="after")
     def _check(self) -> BudgetConfig:
         unknown = sorted(set(self.lanes) - set(LANES))
         if unknown:
             close = difflib.get_close_matches(unknown[0], LANES, n=1, cutoff=0.5)
-            fix = f" (did you mean {close[0]!r}?)" if close else ""
-            raise ValueError(f"unknown lane {unknown[0]!r}{fix}; lanes are {', '.join(LANES)}")
+            hint = f"Did you mean {close[0]!r}? " if close else ""
+            raise BudgetProblem(
+                f"unknown lane {unknown[0]!r}; lanes are {', '.join(LANES)}",
+                key=f"budget.lanes.{unknown[0]}",
+                fix=f"{hint}Rename or remove the [budget.lanes.{unknown[0]}] table.",
+            )
         if self.total_tokens <= 0:
-            raise ValueError("total_tokens must be positive")
-        # a partial [budget.lanes] table overrides only the lanes it names
+            raise BudgetProblem(
+                f"total_tokens must be positive (got {self.total_tokens})",
+                key="budget.total_tokens",
+                fix="Set budget.total_tokens to a positive number of tokens, e.g. 8000.",
+            )
+        # lanes not named in the file keep their defaults
         merged = _default_lanes() | dict(self.lanes)
         object.__setattr__(self, "lanes", {k: merged[k] for k in LANES})
         validate_budget(self.total_tokens, self.lanes)
@@ -160,9 +223,14 @@ def find_config_file(root: Path) -> tuple[Path, str] | None:
     pyproject = root / "pyproject.toml"
     if pyproject.is_file():
         try:
-            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError):
-            return None  # someone else's broken pyproject is not our config
+            text = pyproject.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return None  # someone else's unreadable pyproject is not our config
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError:
+            # a broken pyproject is ours to report only when it holds our table
+            return (pyproject, "tool.librarian") if "[tool.librarian" in text else None
         if isinstance(data.get("tool"), dict) and "librarian" in data["tool"]:
             return pyproject, "tool.librarian"
     return None
@@ -190,14 +258,27 @@ def _valid_keys(loc: tuple[str | int, ...]) -> list[str]:
     return []
 
 
+_TYPE_ERRORS = frozenset(
+    {
+        "int_type",
+        "int_from_float",
+        "int_parsing",
+        "bool_type",
+        "bool_parsing",
+        "string_type",
+        "dict_type",
+        "model_type",
+        "tuple_type",
+        "list_type",
+    }
+)
+
+
 def _format_errors(err: ValidationError, file: str, table: str) -> ConfigError:
     first = err.errors()[0]
     loc = tuple(first["loc"])
     key = ".".join(str(p) for p in loc if p != "__root__")
-    if table and key:
-        key = f"{table}.{key}"
-    elif table:
-        key = table
+    prefix = f"{table}." if table else ""
     kind = first["type"]
     if kind == "extra_forbidden":
         bad = str(loc[-1])
@@ -208,23 +289,29 @@ def _format_errors(err: ValidationError, file: str, table: str) -> ConfigError:
         return ConfigError(
             f"unknown key {bad!r}.",
             file=file,
-            key=key,
+            key=prefix + key,
             hint=f"{fix}{listing} Remove or rename the key.".strip(),
         )
+    problem = (first.get("ctx") or {}).get("error")
+    if isinstance(problem, BudgetProblem):
+        text = str(problem).rstrip(".")
+        return ConfigError(f"{text}.", file=file, key=prefix + problem.key, hint=problem.fix)
     msg = str(first["msg"]).removeprefix("Value error, ").rstrip(".")
-    if kind in {"int_type", "bool_type", "string_type", "dict_type", "tuple_type", "literal_error"}:
-        got = first.get("input")
+    got = first.get("input")
+    if kind in {"dict_type", "model_type"}:
+        msg = f"must be a TOML table such as [{key}]"
+    if kind in _TYPE_ERRORS:
         return ConfigError(
             f"wrong type: {msg} (got {got!r}).",
             file=file,
-            key=key,
-            hint="Fix the value's type; see docs/configuration.md for every key.",
+            key=prefix + key,
+            hint="Fix the value's type; docs/configuration.md lists every key with its type.",
         )
     return ConfigError(
-        f"{msg}.",
+        f"{msg} (got {got!r}).",
         file=file,
-        key=key or None,
-        hint="Fix the values; see docs/configuration.md for the budget rules.",
+        key=(prefix + key) or table or None,
+        hint="Fix the value; docs/configuration.md lists every key and its rules.",
     )
 
 
@@ -256,6 +343,13 @@ def load_config(root: Path, *, explicit: Path | None = None) -> Config:
         data = data.get("tool", {}).get("librarian", {})
     if not isinstance(data, dict):
         raise ConfigError("the librarian table must be a TOML table.", file=rel, key=table or None)
+    if "source" in data:  # an internal field, not a key users may set
+        raise ConfigError(
+            "unknown key 'source'.",
+            file=rel,
+            key=f"{table}.source" if table else "source",
+            hint=f"Valid top-level keys: {', '.join(_fields(Config))}. Remove the key.",
+        )
     try:
         config = Config.model_validate(data)
     except ValidationError as exc:

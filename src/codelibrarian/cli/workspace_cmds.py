@@ -22,9 +22,10 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, TextIO
 
 import typer
+from rich.console import Console
 from rich.table import Table
 
 from ..config import Config, load_config
@@ -33,7 +34,14 @@ from ..tokens import SAFETY_FACTORS, encoding_for_model, get_tokenizer
 from ..workspace import git
 from ..workspace.files import ScanResult, read_text, scan_workspace
 from ..workspace.state import SCHEMA_VERSION, State
-from ._common import JSON_OPTION, REPO_OPTION, fail, out_console, print_json, progress, resolve_repo
+from ._common import (
+    JSON_OPTION,
+    REPO_OPTION,
+    fail,
+    print_json,
+    progress,
+    resolve_repo,
+)
 
 #: grammars the index parses with (tree_sitter_language_pack names)
 GRAMMARS: tuple[str, ...] = (
@@ -63,6 +71,11 @@ def register(app: typer.Typer) -> None:
     app.command("tokens")(tokens_cmd)
 
 
+def _plain(stream: TextIO) -> Console:
+    """A console with markup off, so paths and keys such as [budget] print as they are."""
+    return Console(file=stream, soft_wrap=True, highlight=False, markup=False)
+
+
 # ---------------------------------------------------------------- init
 
 
@@ -89,7 +102,7 @@ def init_cmd(repo: Path = REPO_OPTION, as_json: bool = JSON_OPTION) -> None:
         print_json(data)
         return
     verb = "Created" if not existed else "Already set up:"
-    out = out_console()
+    out = _plain(sys.stdout)
     out.print(f"{verb} {state.dir} (schema {SCHEMA_VERSION}, secret mode 0600).")
     out.print(f"Config: {config.source or 'defaults (no librarian.toml)'}")
 
@@ -369,7 +382,7 @@ def doctor_cmd(repo: Path = REPO_OPTION, as_json: bool = JSON_OPTION) -> None:
 
 
 def _print_doctor(root: Path, report: _Report) -> None:
-    out = out_console()
+    out = _plain(sys.stdout)
     sec = report.sections
     py = sec["python"]
     out.print(f"Repository   {root}")
@@ -408,20 +421,14 @@ def _print_doctor(root: Path, report: _Report) -> None:
     if not report.problems:
         out.print("All checks passed.")
         return
-    err = Table.grid(padding=(0, 1))
+    target = out if report.exit_code == 0 else _plain(sys.stderr)
     for problem in report.problems:
-        level = problem["level"].upper()
-        err.add_row(f"{level}", f"[{problem['check']}] {problem['message']}")
+        target.print(
+            f"{problem['level'].upper()}: [{problem['check']}] {problem['message']}",
+            markup=False,
+        )
         if problem["fix"]:
-            err.add_row("", f"fix: {problem['fix']}")
-    target = out if report.exit_code == 0 else _stderr()
-    target.print(err)
-
-
-def _stderr() -> Any:
-    from ._common import err_console
-
-    return err_console()
+            target.print(f"  fix: {problem['fix']}", markup=False)
 
 
 # ---------------------------------------------------------------- scan
@@ -483,7 +490,7 @@ def scan_cmd(repo: Path = REPO_OPTION, as_json: bool = JSON_OPTION) -> None:
     if as_json:
         print_json(summary)
         return
-    out = out_console()
+    out = _plain(sys.stdout)
     mode = "git ls-files" if result.is_git else "folder walk (no git)"
     out.print(
         f"{root}: {summary['files']} files, {summary['total_bytes']:,} bytes (listed by {mode})"
@@ -599,7 +606,7 @@ def tokens_cmd(
             }
         )
         return
-    out = out_console()
+    out = _plain(sys.stdout)
     scale = "exact" if factor == 1000 else f"x{factor / 1000:.3f} safety factor, rounded up"
     out.print(f"model {model_name}: {encoding} ({scale})")
     table = Table(show_edge=False, pad_edge=False, box=None)
