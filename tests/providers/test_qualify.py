@@ -7,6 +7,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from codelibrarian.providers import (
     PASS_CRITERIA,
     QUALIFICATION_TESTS,
@@ -123,6 +125,7 @@ def _cli_env(env: Env, server: ModelServer, model: str) -> dict[str, str]:
     }
 
 
+@pytest.mark.slow
 def test_cli_qualify_json_passing_and_failing(env: Env, serve: Serve, tmp_path: Path) -> None:
     routes = {**ollama_routes(), ("POST", "/api/chat"): chat_route("good")}
     good = serve(routes)
@@ -154,3 +157,18 @@ def test_cli_qualify_json_passing_and_failing(env: Env, serve: Serve, tmp_path: 
     assert "ollama / bad-model: NOT QUALIFIED" in human.stdout
     assert "JSON validity             0.0%  (0/7, need 90%)" in human.stdout
     assert "FAIL json_status" in human.stdout
+
+
+@pytest.mark.slow
+def test_cli_qualify_named_provider_picks_a_listed_model(
+    env: Env, serve: Serve, tmp_path: Path
+) -> None:
+    server = serve(
+        {**ollama_routes(models=["only-model:3b"]), ("POST", "/api/chat"): chat_route("good")}
+    )
+    vars_ = {**env.vars, "OLLAMA_HOST": server.url}
+    out = run_cli("providers", "qualify", "--provider", "ollama", "--json", "-C", str(tmp_path),
+                  env=vars_)  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["model"] == "only-model:3b"
+    assert {r[2]["model"] for r in server.requests if r[0] == "POST"} == {"only-model:3b"}

@@ -238,3 +238,35 @@ def test_discovery_is_thread_safe_enough_for_parallel_callers() -> None:
     for t in threads:
         t.join()
     assert results == [True] * 4
+
+
+def test_events_for_the_evidence_ledger() -> None:
+    events: list[dict[str, object]] = []
+    reg = ProviderRegistry(env={}, on_event=lambda e: events.append(dict(e)))
+    reg.register(FakeProvider())
+    reg.discover()
+    reg.discover()
+    assert events == [
+        {"event": "provider_check_start", "provider": "fake"},
+        {"event": "provider_check_finish", "provider": "fake", "status": "ok", "usable": True},
+        {"event": "provider_discovery_cached", "source": "memory"},
+    ]
+
+
+def test_a_probe_with_several_calls_shares_one_deadline(env: Env) -> None:
+    make_exe(
+        env.bin,
+        "claude",
+        """
+if args == ["--version"]:
+    time.sleep(0.4); print("2.0.14"); sys.exit(0)
+time.sleep(3); print(json.dumps({"loggedIn": True}))
+""",
+    )
+    from codelibrarian.providers.probes.claude import ClaudeProbe
+
+    ctx = ProbeContext(env=env.vars, timeout_s=5.0, deadline=time.monotonic() + 0.8)
+    start = time.perf_counter()
+    result = ClaudeProbe().probe(ctx)
+    assert time.perf_counter() - start < 2.0  # auth status got only what was left
+    assert result.status == "timeout" and "auth status" in (result.error or "")

@@ -27,7 +27,7 @@ from ..providers import (
     resolve_model,
 )
 from ..providers.qualify import QualificationResult
-from ..providers.registry import PluginLoadError
+from ..providers.registry import PluginLoadError, choose_model
 from ._common import JSON_OPTION, REPO_OPTION, err_console, out_console, print_json, resolve_repo
 
 # _exit_note: click's main(standalone_mode=False), which app.main uses, *returns* the
@@ -191,7 +191,9 @@ def register(app: typer.Typer) -> None:
         registry = _registry(root, timeout)
         if provider:
             probe = registry.require(provider)
-            chosen_provider, chosen_model = provider, model or probe.descriptor.default_model
+            if model is None:  # what discovery would pick: the default, or a listed model
+                model, _ = choose_model(probe.descriptor, registry.check(provider))
+            chosen_provider, chosen_model = provider, model
         else:
             resolved = resolve_model(registry, force_refresh=refresh)
             chosen_provider, chosen_model = resolved.provider, model or resolved.model

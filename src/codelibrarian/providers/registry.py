@@ -91,7 +91,9 @@ class ProviderRegistry:
         clock: Callable[[], float] = time.time,
         probe_timeout_s: float = PROBE_TIMEOUT_S,
         cache_ttl_s: int = CACHE_TTL_S,
+        on_event: Callable[[Mapping[str, object]], None] | None = None,
     ) -> None:
+        self._on_event = on_event
         self._probes: dict[str, ProviderProbe] = {}
         self._state_dir = state_dir
         self.env: Mapping[str, str] = dict(os.environ) if env is None else dict(env)
@@ -185,19 +187,21 @@ class ProviderRegistry:
         key = self._cache_key()
         now = int(self._clock())
         if not force_refresh:
-            if self._cache is not None and self._fresh(self._cache, key, now):
-                return replace(self._cache[1], source="memory")
-            persisted = self._read_file()
-            snapshot = _snapshot_from_file(persisted, key)
-            if snapshot is not None and 0 <= now - snapshot.checked_at < self.cache_ttl_s:
-                self._cache = (key, snapshot)
-                return snapshot
+            cached = self.cached()
+            if cached is not None:
+                self._cache = (key, cached)
+                self._emit("provider_discovery_cached", source=cached.source)
+                return cached
         results = self._probe_all(now)
         results = self._apply_last_known_good(results)
         discovery = Discovery(results=results, checked_at=now, source="fresh")
         self._cache = (key, discovery)
         self._write_file(key, discovery)
         return discovery
+
+    def _emit(self, event: str, **fields: object) -> None:
+        if self._on_event is not None:
+            self._on_event({"event": event, **fields})
 
     def cached(self) -> Discovery | None:
         """The cached discovery (memory, then the persisted file) if still fresh; never probes."""
@@ -260,7 +264,9 @@ class ProviderRegistry:
     def _run_probes(self, probes: list[ProviderProbe], now: int) -> dict[str, ProbeResult]:
         if not probes:
             return {}
-        ctx = self.context()
+        ctx = replace(self.context(), deadline=time.monotonic() + self.probe_timeout_s)
+        for p in probes:
+            self._emit("provider_check_start", provider=p.descriptor.id)
         pool = ThreadPoolExecutor(max_workers=len(probes), thread_name_prefix="probe")
         futures: dict[str, Future[ProbeResult]] = {
             p.descriptor.id: pool.submit(p.probe, ctx) for p in probes
@@ -298,6 +304,12 @@ class ProviderRegistry:
                     )
                 )
             results[d.id] = replace(result, checked_at=now)
+            self._emit(
+                "provider_check_finish",
+                provider=d.id,
+                status=results[d.id].status,
+                usable=results[d.id].usable,
+            )
         return results
 
     def _apply_last_known_good(self, results: dict[str, ProbeResult]) -> dict[str, ProbeResult]:

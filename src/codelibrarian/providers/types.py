@@ -9,6 +9,7 @@ providers through the ``codelibrarian.providers`` entry-point group.
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, runtime_checkable
@@ -171,9 +172,18 @@ class ProbeContext:
 
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     timeout_s: float = 5.0
+    #: ``time.monotonic()`` value by which the whole probe must finish (set by the
+    #: registry); a probe making several calls gives each only what is left
+    deadline: float | None = None
 
     def get(self, name: str, default: str = "") -> str:
         return self.env.get(name, default)
+
+    def time_left(self) -> float:
+        """Seconds the next call may take: the timeout, capped by the deadline."""
+        if self.deadline is None:
+            return self.timeout_s
+        return max(0.0, min(self.timeout_s, self.deadline - time.monotonic()))
 
 
 @runtime_checkable

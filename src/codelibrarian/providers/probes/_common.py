@@ -36,12 +36,15 @@ def child_env(ctx: ProbeContext) -> dict[str, str]:
 
 def run_cli(exe: str, args: Sequence[str], ctx: ProbeContext) -> RunOutcome:
     """Run ``exe args`` with the context's env and timeout; never raises on failure."""
+    budget = ctx.time_left()
+    if budget <= 0:
+        return RunOutcome(None, "", "")
     try:
         proc = subprocess.run(
             [exe, *args],
             capture_output=True,
             text=True,
-            timeout=ctx.timeout_s,
+            timeout=budget,
             env=child_env(ctx),
             stdin=subprocess.DEVNULL,
             check=False,
