@@ -33,6 +33,10 @@ def closed_port() -> int:
         return int(s.getsockname()[1])
 
 
+# autouse: every provider test runs with PATH, HOME and the server variables
+# isolated, even one that forgets to ask for this fixture.
+
+
 @dataclass
 class Env:
     """The environment handed to registries and clients (never os.environ)."""
@@ -45,7 +49,7 @@ class Env:
         return {**self.vars, **extra}
 
 
-@pytest.fixture
+@pytest.fixture(autouse=True)
 def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Env:
     bin_dir = tmp_path / "bin"
     home = tmp_path / "home"
