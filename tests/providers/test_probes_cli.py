@@ -169,3 +169,19 @@ def test_real_executables_are_blocked_under_tests(
     assert calls_of(env.bin, "claude") == []  # never executed
     monkeypatch.setenv("LIBRARIAN_ALLOW_REAL_PROVIDERS", "1")
     assert ClaudeProbe().probe(ctx(env)).usable
+
+
+def test_claude_plain_text_logged_out_beats_config_path(env: Env) -> None:
+    make_exe(
+        env.bin,
+        "claude",
+        """
+if args == ["--version"]:
+    print("2.0.1"); sys.exit(0)
+print("Not logged in. Run claude auth login."); sys.exit(1)
+""",
+    )
+    (env.home / ".claude").mkdir()
+    result = ClaudeProbe().probe(ctx(env))
+    assert result.status == "not_authenticated"
+    assert result.metadata == {"auth_evidence": "auth_status_text"}

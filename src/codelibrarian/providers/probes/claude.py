@@ -128,6 +128,12 @@ class ClaudeProbe:
                 version=version_text,
                 metadata=metadata,
             )
+        said = f"{status.stdout}\n{status.stderr}".lower()
+        if "not logged in" in said or "logged out" in said:
+            return ProbeResult(
+                True, False, "not_authenticated", "Claude CLI is not logged in", LOGIN,
+                version=version_text, metadata={"auth_evidence": "auth_status_text"},
+            )  # fmt: skip
         # No parseable answer (an older CLI): a config path is the weaker evidence.
         config = _config_path(ctx)
         if config is not None and config.exists():
