@@ -314,8 +314,9 @@ def _run_one(test: QualificationTest, client: LlmClient, timer: Callable[[], flo
         if response.json_error:
             reasons.append(response.json_error)
         reasons.extend(response.schema_errors[:3])
+    # an answer that is not JSON already failed; its check would only repeat that
     problem = test.check(response.text, response.data) if json_valid is not False else "no JSON"
-    if problem:
+    if problem and json_valid is not False:
         reasons.append(problem)
     return TestOutcome(
         test.id, json_valid, schema_valid, problem is None, response.latency_ms, tuple(reasons)
