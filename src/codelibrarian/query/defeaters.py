@@ -21,7 +21,7 @@ warning. Each file is hashed once per query.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -101,7 +101,10 @@ _MARKERS = re.compile(
 )
 #: a line this long is minified output, not hand-written code
 _MINIFIED_LINE = 1000
+_LONG_LINE = re.compile(r"[^\n]{" + str(_MINIFIED_LINE + 1) + "}")
 _HEADER_LINES = 12
+#: bytes of a file's head examined for generated markers and minified lines
+_HEAD_BYTES = 20_000
 
 
 def vendored_reason(path: str) -> str | None:
@@ -120,11 +123,11 @@ def generated_reason(path: str, header: str = "") -> str | None:
     for suffix in _GENERATED_SUFFIXES:
         if name.endswith(suffix):
             return f"generated file pattern *{suffix}"
-    head = "\n".join(header.splitlines()[:_HEADER_LINES])
+    head = "\n".join(header.split("\n", _HEADER_LINES)[:_HEADER_LINES])
     match = _MARKERS.search(head)
     if match:
         return f"header marker {match.group(0)!r}"
-    if any(len(line) > _MINIFIED_LINE for line in header.splitlines()):
+    if _LONG_LINE.search(header):
         return "minified (a line over 1000 characters)"
     return None
 
@@ -135,6 +138,9 @@ class DefeaterCheckStage:
 
     store: QueryStore
     root: Path | None = None
+    #: ``path -> ((mtime_ns, size), content hash, generated reason)``: a file whose
+    #: stat is unchanged since it was last hashed is not read again (the indexer's rule)
+    _hashes: dict[str, tuple[tuple[int, int], str, str | None]] = field(default_factory=dict)
 
     name: str = "defeater_check"
     description: str = "Check candidates against disk and provenance; drop defeated ones"
@@ -155,24 +161,35 @@ class DefeaterCheckStage:
     def passthrough(self, input: CandidateSet, context: PipelineContext) -> CheckedSet:
         return CheckedSet(input.query, input.candidates, ())
 
-    def _file_state(self, path: str) -> tuple[tuple[str, str] | None, str]:
-        """``(defeat, header)``: (reason, detail) when the file itself is defeated, and
-        the first lines of the file on disk (empty without a root)."""
+    def _file_state(self, path: str) -> tuple[tuple[str, str] | None, str | None]:
+        """``(defeat, generated)``: (reason, detail) when the file itself is defeated,
+        and why its head (on disk, or its first chunk without a root) looks generated."""
         rec = self.store.file(path)
         if rec is None:
-            return ("deleted", "no longer in the index"), ""
+            return ("deleted", "no longer in the index"), None
         if self.root is None:
-            return None, ""
+            chunks = self.store.chunks_for(path)
+            return None, generated_reason(path, chunks[0].text[:_HEAD_BYTES] if chunks else "")
         disk = self.root / path
         try:
-            data = disk.read_bytes()
+            st = disk.stat()
+            key = (st.st_mtime_ns, st.st_size)
+            memo = self._hashes.get(path)
+            if memo is not None and memo[0] == key:
+                digest, generated = memo[1], memo[2]
+            else:
+                data = disk.read_bytes()
+                digest = content_hash(data)
+                head = data[:_HEAD_BYTES].decode("utf-8", errors="replace")
+                generated = generated_reason(path, head)
+                self._hashes[path] = (key, digest, generated)
         except FileNotFoundError:
-            return ("deleted", "file no longer exists on disk"), ""
+            return ("deleted", "file no longer exists on disk"), None
         except OSError as exc:
-            return ("deleted", f"unreadable on disk ({exc.strerror or exc})"), ""
-        if content_hash(data) != rec.content_hash:
-            return ("stale", "content on disk differs from the index; re-index"), ""
-        return None, data[:20_000].decode("utf-8", errors="replace")
+            return ("deleted", f"unreadable on disk ({exc.strerror or exc})"), None
+        if digest != rec.content_hash:
+            return ("stale", "content on disk differs from the index; re-index"), None
+        return None, generated
 
     def execute(self, input: CandidateSet, context: PipelineContext) -> StageResult[CheckedSet]:
         watch = Stopwatch()
@@ -188,18 +205,13 @@ class DefeaterCheckStage:
             except NotFound:
                 chunk = None
             if c.path not in file_verdict:
-                verdict, header = self._file_state(c.path)
-                if verdict is None and chunk is None:
-                    verdict = ("stale", "the chunk is no longer in the index; re-index")
+                verdict, generated = self._file_state(c.path)
                 if verdict is None:
-                    why = vendored_reason(c.path)
-                    if why is None:
-                        if not header and chunk is not None and chunk.start_line <= 3:
-                            header = chunk.text[:20_000]
-                        why = generated_reason(c.path, header)
-                        verdict = None if why is None else ("generated", why)
-                    else:
-                        verdict = ("vendored", why)
+                    vendored = vendored_reason(c.path)
+                    if vendored is not None:
+                        verdict = ("vendored", vendored)
+                    elif generated is not None:
+                        verdict = ("generated", generated)
                 file_verdict[c.path] = verdict
             verdict = file_verdict[c.path]
             if verdict is None and chunk is None:

@@ -48,6 +48,12 @@ class Neighbourhood:
 
     adjacency: dict[str, tuple[tuple[int, str, str], ...]]
     combined: tuple[tuple[str, str, int], ...]
+    #: directed out-edges of the combined graph: ``src -> ((dst, weight), ...)``
+    out: dict[str, tuple[tuple[str, int], ...]]
+
+    def subgraph(self, nodes: set[str]) -> list[tuple[str, str, int]]:
+        """The combined edges with both ends in ``nodes``, sorted."""
+        return sorted((a, b, w) for a in nodes for b, w in self.out.get(a, ()) if b in nodes)
 
     @staticmethod
     def build(graphs: dict[str, list[tuple[str, str, int]]]) -> Neighbourhood:
@@ -80,7 +86,10 @@ class Neighbourhood:
             )
             for node, nbrs in acc.items()
         }
-        return Neighbourhood(adjacency, tuple(combined))
+        out: dict[str, list[tuple[str, int]]] = defaultdict(list)
+        for a, b, w in combined:
+            out[a].append((b, w))
+        return Neighbourhood(adjacency, tuple(combined), {k: tuple(v) for k, v in out.items()})
 
 
 @dataclass(slots=True)
@@ -161,7 +170,7 @@ class GraphExpansionStage:
                 break
 
         walked = set(seeds) | set(reached)
-        sub = [(a, b, w) for a, b, w in hood.combined if a in walked and b in walked]
+        sub = hood.subgraph(walked)
         ranks = pagerank(sub, seeds, nodes=sorted(walked)) if walked else {}
         top = max(ranks.values(), default=0)
 

@@ -20,6 +20,7 @@ from ..errors import NotFound
 from .base import Stopwatch
 from .embed import DenseIndex
 from .schemas import CandidateSetModel, QueryModel, schema_of
+from .scoring import intent_terms
 from .types import (
     Candidate,
     CandidateSet,
@@ -99,7 +100,9 @@ class RetrievalStage:
         dense_scores: dict[int, int] = {}
 
         if self.use_bm25:
-            hits = self.store.search(query.intent, pool)
+            # stop words match nearly every chunk: they cost time and add no ranking signal
+            terms = intent_terms(query.intent)
+            hits = self.store.search(" ".join(terms) if terms else query.intent, pool)
             lists["bm25"] = [h.chunk_id for h in hits]
             for h in hits:
                 bm25_scores[h.chunk_id] = h.score
