@@ -150,6 +150,9 @@ def test_cli_qualify_json_passing_and_failing(env: Env, serve: Serve, tmp_path: 
 
     stored = json.loads((repo / ".librarian" / "qualifications.json").read_text())
     assert sorted(stored) == ["ollama/bad-model", "ollama/good-model"]
+    listed = run_cli("providers", "list", "--json", "-C", str(repo), env=env.vars)
+    ollama = next(p for p in json.loads(listed.stdout)["providers"] if p["id"] == "ollama")
+    assert ollama["qualified_models"] == {"bad-model": False, "good-model": True}
 
     human = run_cli("providers", "qualify", "-C", str(repo),
                     env=_cli_env(env, bad, "bad-model"))  # fmt: skip

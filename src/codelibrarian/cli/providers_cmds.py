@@ -83,11 +83,20 @@ def register(app: typer.Typer) -> None:
         """List registered providers (best priority first) with their cached status."""
         registry = _registry(repo, timeout)
         discovery = registry.discover(force_refresh=True) if refresh else registry.cached()
+        qualified = QualificationStore(_state_dir(resolve_repo(repo))).qualified()
         rows = []
         for probe in registry.all():
             d = probe.descriptor
             result = None if discovery is None else discovery.results.get(d.id)
-            rows.append({**d.to_dict(), "result": None if result is None else result.to_dict()})
+            rows.append(
+                {
+                    **d.to_dict(),
+                    "result": None if result is None else result.to_dict(),
+                    "qualified_models": {
+                        m: ok for (pid, m), ok in qualified.items() if pid == d.id
+                    },
+                }
+            )
         if as_json:
             print_json(
                 {
@@ -114,6 +123,10 @@ def register(app: typer.Typer) -> None:
             )
             if d.env_vars:
                 console.print(f"      env: {', '.join(d.env_vars)}", markup=False)
+            for (pid, m), ok in qualified.items():
+                if pid == d.id:
+                    verdict = "qualified" if ok else "not qualified"
+                    console.print(f"      model {m}: {verdict}", markup=False)
         for e in _errors(registry):
             err_console().print(f"plugin {e.name} ({e.value}) failed: {e.error}", markup=False)
         if discovery is None:
