@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from tests.helpers import run_cli
+from tests.helpers import make_repo, run_cli
 
 from codelibrarian.errors import UsageError
 from codelibrarian.packs.window import (
@@ -378,3 +378,37 @@ def test_cli_window_text_and_errors(tmp_path: Path) -> None:
     assert err["error"] == "usage_error"
     assert "line 1" in err["message"]
     assert "timestamp_ms" in err["message"]
+
+
+@pytest.mark.slow
+def test_cli_window_builds_the_map_from_the_index(tmp_path: Path) -> None:
+    repo = make_repo(
+        tmp_path / "repo",
+        {
+            "shop/cart.py": "class Cart:\n    def add(self, item: str) -> None:\n        pass\n",
+            "shop/app.py": (
+                "from shop.cart import Cart\n\ndef main() -> None:\n    Cart().add('x')\n"
+            ),
+        },
+    )
+    missing = run_cli("window", "--goal", "g", "--repo", str(repo), "--json")
+    assert missing.returncode == 10, missing.stderr
+    assert "librarian index" in json.loads(missing.stdout)["hint"]
+
+    indexed = run_cli("index", str(repo), "--json")
+    assert indexed.returncode == 0, indexed.stderr
+    res = run_cli(
+        "window", "--goal", "add a discount to the cart", "--repo", str(repo),
+        "--map-budget", "200", "--total", "300", "--json",
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    data = json.loads(res.stdout)
+    (map_slot,) = [s for s in data["slots"] if s["kind"] == "map"]
+    assert "shop/cart.py" in map_slot["content"]
+    assert data["total_tokens_used"] <= 300
+
+    both = run_cli(
+        "window", "--goal", "g", "--repo", str(repo), "--map-budget", "5",
+        "--map-file", str(repo / "shop" / "app.py"),
+    )  # fmt: skip
+    assert both.returncode == 2

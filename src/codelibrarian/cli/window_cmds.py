@@ -1,7 +1,9 @@
 """``librarian window``: compose a goal / map / recent-past window (WindowComposer).
 
 The map comes from ``--map-file`` (for example the saved output of
-``librarian map``). Envelopes come from a JSONL file, one
+``librarian map``) or, without it, is rendered from the repository's existing
+index exactly as ``librarian map --budget N`` would (``--map-budget N``, default
+the map slot's budget). Envelopes come from a JSONL file, one
 ``{"id": ..., "content": ..., "timestamp_ms": ...}`` object per line.
 """
 
@@ -15,8 +17,8 @@ from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr, ValidationErro
 
 from ..errors import UsageError
 from ..packs.window import ComposedWindow, SaopEnvelope, WindowBudget, WindowComposer
-from ..tokens import get_tokenizer
-from ._common import JSON_OPTION, err_console, print_json
+from ..tokens import Tokenizer, get_tokenizer
+from ._common import JSON_OPTION, REPO_OPTION, err_console, print_json, resolve_repo
 
 
 class _EnvelopeRow(BaseModel):
@@ -60,12 +62,7 @@ def read_envelopes(path: Path) -> tuple[SaopEnvelope, ...]:
     return tuple(out)
 
 
-def _read_map(map_file: Path | None) -> str:
-    if map_file is None:
-        raise UsageError(
-            "no repository map given",
-            hint="Pass --map-file FILE (for example the saved output of `librarian map`).",
-        )
+def _read_map(map_file: Path) -> str:
     try:
         return map_file.read_text(encoding="utf-8")
     except OSError as exc:
@@ -73,6 +70,15 @@ def _read_map(map_file: Path | None) -> str:
             f"cannot read map file {map_file}: {exc.strerror or exc}",
             hint="Pass an existing text file to --map-file.",
         ) from None
+
+
+def _build_map(repo: Path, budget: int, tokenizer: Tokenizer) -> str:
+    """The ranked repository map from the existing index, as ``librarian map`` prints it."""
+    from ..index.repomap import render_map
+    from ..index.store import open_store
+
+    with open_store(resolve_repo(repo), readonly=True) as store:
+        return render_map(store, tokenizer, budget)
 
 
 def window_to_dict(
@@ -114,6 +120,13 @@ def register(app: typer.Typer) -> None:
         map_file: Path | None = typer.Option(
             None, "--map-file", help="Repository map text (e.g. saved `librarian map` output)."
         ),
+        map_budget: int | None = typer.Option(
+            None,
+            "--map-budget",
+            min=1,
+            help="Without --map-file: render the index's map in N tokens (default: the map slot).",
+        ),
+        repo: Path = REPO_OPTION,
         envelopes: Path | None = typer.Option(
             None, "--envelopes", help="JSONL file of {id, content, timestamp_ms} envelopes."
         ),
@@ -138,9 +151,15 @@ def register(app: typer.Typer) -> None:
             map_budget=map_budget_tokens,
             recent_past_budget=recent_budget,
         )
-        repo_map = _read_map(map_file)
-        rows = read_envelopes(envelopes) if envelopes is not None else ()
         tokenizer = get_tokenizer(model)
+        if map_file is not None:
+            if map_budget is not None:
+                raise UsageError("--map-file and --map-budget exclude each other")
+            repo_map = _read_map(map_file)
+        else:
+            size = map_budget if map_budget is not None else map_budget_tokens
+            repo_map = _build_map(repo, size, tokenizer) if size > 0 else ""
+        rows = read_envelopes(envelopes) if envelopes is not None else ()
         window = WindowComposer(budget, max_recent, tokenizer).compose(goal, repo_map, rows)
         if as_json:
             print_json(window_to_dict(window, budget, tokenizer.name))
