@@ -207,3 +207,25 @@ def test_error_localizer_root_causes() -> None:
     assert [o.action for o in e.recovery_options] == ["fallback", "retry", "abort"]
     c = loc.localize(QueryCancelled("scoring"), "scoring", "q")
     assert c.code == "cancelled" and not c.recoverable
+
+
+def test_resolve_llm_needs_configuration(tmp_path: Any) -> None:
+    from codelibrarian.query.pipeline import resolve_llm
+
+    completer, trace = resolve_llm(tmp_path, env={})
+    assert completer is None and trace is not None
+    assert trace.code == "unverified_by_trace(provider_unavailable)"
+    assert "LIBRARIAN_LLM_PROVIDER" in trace.detail
+
+
+def test_llm_rerank_through_a_provider_client() -> None:
+    from codelibrarian.providers import FakeClient
+    from codelibrarian.query.pipeline import completer_for
+
+    client = FakeClient(responder=lambda messages, schema: "2, 1")
+    p = build_pipeline(STORE, llm=completer_for(client))
+    result = p.run(query("config root"))
+    assert result.response is not None
+    assert client.calls, "the reranker asked the provider"
+    assert "unverified_by_trace(provider_unavailable)" not in [t.code for t in result.traces]
+    assert any(e.type == "llm" for _, e in result.response.evidence)

@@ -58,3 +58,16 @@ def test_llm_garbage_keeps_order_with_warning() -> None:
     res = RerankingStage(llm=lambda p: "no idea, 42").execute(cset(cands), PipelineContext("q"))
     assert [c.path for c in res.output.candidates] == ["a.py", "b.py"]
     assert res.warnings
+
+
+def test_provider_failure_degrades_with_trace() -> None:
+    from codelibrarian.errors import ProviderError
+
+    def llm(prompt: str) -> str:
+        raise ProviderError("model crashed")
+
+    cands = [cand(1, "a.py", 900), cand(2, "b.py", 800)]
+    res = RerankingStage(llm=llm).execute(cset(cands), PipelineContext("q"))
+    assert [c.path for c in res.output.candidates] == ["a.py", "b.py"]
+    assert [t.code for t in res.traces] == ["unverified_by_trace(provider_error)"]
+    assert res.warnings == ("LLM rerank failed (provider_error); deterministic order kept",)

@@ -21,7 +21,7 @@ from rich.table import Table
 
 from ..errors import UsageError
 from ..query.capabilities import FEATURES
-from ..query.pipeline import PipelineResult, QuerySession
+from ..query.pipeline import PipelineResult, QuerySession, resolve_llm
 from ..query.report import PipelineDiagnosticReport, ProgressReporter
 from ..query.types import DEPTHS, STAGE_NAMES, LibrarianQuery, QueryDepth, query_id_for
 from ._common import JSON_OPTION, REPO_OPTION, err_console, out_console, print_json, resolve_repo
@@ -138,6 +138,15 @@ def register(app: typer.Typer) -> None:
         semantic: bool = typer.Option(
             True, "--semantic/--no-semantic", help="Use dense vectors when the extra is installed."
         ),
+        llm: bool = typer.Option(
+            False,
+            "--llm",
+            help="Discover an LLM provider for reranking (default: only when "
+            "LIBRARIAN_LLM_PROVIDER is set).",
+        ),
+        summary: bool = typer.Option(
+            False, "--summary", help="Ask the LLM provider for a short summary."
+        ),
         repo: Path = REPO_OPTION,
         as_json: bool = JSON_OPTION,
     ) -> None:
@@ -148,7 +157,10 @@ def register(app: typer.Typer) -> None:
         features = FEATURES if semantic else tuple(f for f in FEATURES if f != "dense")
         qdepth: QueryDepth = depth  # narrowed by the DEPTHS check above
         when = int(time.time()) if as_of is None else as_of
-        with QuerySession(root, features=features) as session:
+        completer, _why = resolve_llm(root, discover=llm)
+        with QuerySession(
+            root, features=features, llm=completer, summarize_with_llm=summary
+        ) as session:
             query = LibrarianQuery(intent, qdepth, limit, when, budget)
             reporter = ProgressReporter(query_id_for(query), intent, STAGE_NAMES)
             with _live(reporter, enabled=not as_json and sys.stderr.isatty()):

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from ..errors import UnverifiedByTrace, UsageError
+from ..errors import LibrarianError, UnverifiedByTrace, UsageError
 from .base import PipelineStage, Stopwatch
 from .capabilities import (
     FEATURES,
@@ -69,7 +69,9 @@ __all__ = [
     "QuerySession",
     "StageRun",
     "build_pipeline",
+    "completer_for",
     "git_recency",
+    "resolve_llm",
     "run_query",
     "summarize",
 ]
@@ -419,21 +421,48 @@ def build_pipeline(
     )
 
 
-def resolve_llm() -> tuple[Completer | None, UnverifiedByTrace | None]:
-    """A completer from the configured provider, if the providers package offers one."""
-    try:
-        from .. import providers
-    except ImportError:
-        return None, UnverifiedByTrace("provider_unavailable", "providers package missing")
-    resolve = getattr(providers, "resolve_completer", None)
-    if resolve is None:
+def completer_for(client: Any) -> Completer:
+    """Adapt an ``LlmClient`` (``codelibrarian.providers``) to a ``prompt -> text`` call."""
+    from ..providers import ChatMessage
+
+    def complete(prompt: str) -> str:
+        return str(client.chat([ChatMessage("user", prompt)], temperature=0.0).text)
+
+    return complete
+
+
+def resolve_llm(
+    root: Path, *, env: Mapping[str, str] | None = None, discover: bool = False
+) -> tuple[Completer | None, UnverifiedByTrace | None]:
+    """A completer from the configured LLM provider, or the trace saying why not.
+
+    A provider counts as configured when ``LIBRARIAN_LLM_PROVIDER`` is set; with
+    ``discover`` the providers' discovery runs too (slower: it probes CLIs and
+    local servers). Nothing is called here; the first call happens in a stage.
+    """
+    import os
+
+    from ..errors import ProviderUnavailable
+    from ..providers import ENV_PROVIDER, ClientOptions, client_for, default_registry
+    from ..providers import resolve_model as resolve_provider_model
+    from ..workspace.state import State
+
+    environ = dict(os.environ if env is None else env)
+    if not discover and not environ.get(ENV_PROVIDER, "").strip():
         return None, UnverifiedByTrace(
-            "provider_unavailable", "no provider resolution is available in this build"
+            "provider_unavailable", f"no LLM provider configured ({ENV_PROVIDER} is not set)"
         )
-    completer = resolve()
-    if completer is None:
-        return None, UnverifiedByTrace("provider_unavailable", "no provider configured")
-    return completer, None
+    registry = default_registry(state_dir=State(root).dir, env=environ)
+    try:
+        chosen = resolve_provider_model(registry)
+        client = client_for(
+            registry.require(chosen.provider), chosen.model, ClientOptions(env=environ)
+        )
+    except ProviderUnavailable as exc:
+        return None, exc.trace
+    except LibrarianError as exc:
+        return None, UnverifiedByTrace("provider_unavailable", exc.message)
+    return completer_for(client), None
 
 
 class QuerySession:
@@ -446,6 +475,7 @@ class QuerySession:
         features: Collection[str] = FEATURES,
         embedder: Embedder | Literal["auto"] | None = "auto",
         llm: Completer | None = None,
+        summarize_with_llm: bool = False,
         cache: Any = None,
         store: QueryStore | None = None,
     ) -> None:
@@ -469,6 +499,7 @@ class QuerySession:
             dense=self.dense,
             features=features,
             llm=llm,
+            summarize_with_llm=summarize_with_llm,
             recency=git_recency(root),
             cache=cache,
             cache_namespace=namespace,

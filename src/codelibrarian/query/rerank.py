@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..errors import UnverifiedByTrace
+from ..errors import LibrarianError, UnverifiedByTrace
 from .base import Stopwatch
 from .schemas import CandidateSetModel, schema_of
 from .types import (
@@ -142,10 +142,16 @@ class RerankingStage:
                 if c.path not in files:
                     files.append(c.path)
             window = files[: self.llm_window]
-            picked = _llm_order(window, input.query.intent, self.llm)
             resources.append(("api_calls", 1))
+            try:
+                picked = _llm_order(window, input.query.intent, self.llm)
+            except LibrarianError as exc:  # a provider failure degrades, it does not fail
+                picked = None
+                traces.append(UnverifiedByTrace("provider_error", exc.message))
+                warnings.append(f"LLM rerank failed ({exc.code}); deterministic order kept")
             if picked is None:
-                warnings.append("the LLM answer named no listed file; deterministic order kept")
+                if not traces:
+                    warnings.append("the LLM answer named no listed file; deterministic order kept")
             else:
                 order = picked + [p for p in files if p not in picked]
                 pos = {p: i for i, p in enumerate(order)}

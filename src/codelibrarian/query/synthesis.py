@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..errors import UnverifiedByTrace
+from ..errors import LibrarianError, UnverifiedByTrace
 from .base import Stopwatch
 from .schemas import CheckedSetModel, ResponseModel, schema_of
 from .types import (
@@ -217,11 +217,14 @@ class SynthesisStage:
                     f"- {c.path}:{c.start_line}-{c.end_line} {c.symbol or ''}"
                     for c in input.candidates[:20]
                 )
-                summary = self.llm(
-                    f"In three sentences, say where in the code this is handled: "
-                    f"{input.query.intent}\nCandidates:\n{listing}"
-                ).strip()
                 resources.append(("api_calls", 1))
+                try:
+                    summary = self.llm(
+                        f"In three sentences, say where in the code this is handled: "
+                        f"{input.query.intent}\nCandidates:\n{listing}"
+                    ).strip()
+                except LibrarianError as exc:  # no summary beats no response
+                    extra.append(UnverifiedByTrace("provider_error", exc.message))
         response, left_out = self._respond(input, context, summary, tuple(extra))
         evidence = [
             StageEvidence.of(
