@@ -166,7 +166,8 @@ case("generic_password", 'DB_PASSWORD = "{s}"', "Pw" + PW)
 case("generic_password", "password: {s}\n", "Yp" + PW)
 case("generic_secret", '  - name: APP_SECRET\n    value: "{s}"\n', rand(ALNUM, 32))
 case("generic_secret", '{{"api_key": "{s}"}}', rand(ALNUM, 32))
-case("generic_secret", "client_secret={s}\n", rand(ALNUM, 28) + "42")  # fmt: skip
+case("generic_secret", "client_secret={s}\n", rand(ALNUM, 28) + "42")
+case("generic_password", "  password: {s}\n", base64.b64encode(rand(ALNUM, 14).encode()).decode())
 
 
 @pytest.mark.parametrize(
@@ -227,6 +228,8 @@ def test_every_rule_family_has_a_case() -> None:
         "password_field = 'password1234'",
         "Authorization: Bearer <token>",
         "key = 'sk_test_" + "4eC39HqLyjWDarjtT1zdp7dc'",
+        "  password: " + base64.b64encode(b"password").decode(),  # Kubernetes Secret data
+        "  apiPassword: " + base64.b64encode(b"storageos").decode(),
     ],
 )
 def test_placeholders_and_code_are_not_secrets(text: str) -> None:

@@ -479,14 +479,21 @@ def _printable_word(value: str) -> bool:
 
 
 def _base64_prose(value: str) -> bool:
-    """``bm90IG15IHJlYWwgcGFzc3dvcmQ=`` decodes to "not my real password"."""
-    if len(value) < 12 or len(value) % 4 or not re.fullmatch(r"[A-Za-z0-9+/]+={0,2}", value):
+    """Base64 of prose or of a placeholder (Kubernetes ``Secret`` data is base64):
+
+    ``bm90IG15IHJlYWwgcGFzc3dvcmQ=`` is "not my real password", ``cGFzc3dvcmQ=``
+    is "password". Base64 of a random-looking value is still a secret.
+    """
+    if len(value) < 8 or len(value) % 4 or not re.fullmatch(r"[A-Za-z0-9+/]+={0,2}", value):
         return False
     try:
         raw = base64.b64decode(value, validate=True)
     except (binascii.Error, ValueError):
         return False
-    return raw.isascii() and b" " in raw and raw.decode("ascii").isprintable()
+    if not raw.isascii() or not raw.decode("ascii").isprintable():
+        return False
+    plain = raw.decode("ascii")
+    return " " in plain or _is_placeholder(plain) or _wordy(plain)
 
 
 _CAMEL_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
