@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Generic, Literal, TypeVar
+from typing import Generic, Literal, Protocol, TypeVar
 
 from ..errors import UsageError
 from .determinism import digest
@@ -32,6 +32,7 @@ __all__ = [
     "INVALIDATION_TRIGGERS",
     "CacheKeyInputs",
     "CompositionCache",
+    "CompositionStore",
     "InvalidationTrigger",
     "cache_key",
     "candidate_digest",
@@ -101,6 +102,14 @@ def cache_key(inputs: CacheKeyInputs) -> str:
 
 
 T = TypeVar("T")
+
+
+class CompositionStore(Protocol[T]):
+    """What ``compose(cache=...)`` needs: the in-memory LRU, the disk cache, or both."""
+
+    def get(self, key: str, *, now: int) -> T | None: ...
+
+    def put(self, key: str, value: T, *, now: int, workspace_fingerprint: str = "") -> None: ...
 
 
 @dataclass(slots=True)

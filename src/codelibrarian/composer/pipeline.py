@@ -7,14 +7,14 @@ arguments; nothing here reads a clock, the environment or the filesystem.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 from ..config import LANES, BudgetConfig
 from ..tokens import Tokenizer
 from .budget import budget_digest, validate
-from .cache import CacheKeyInputs, CompositionCache, cache_key, candidate_digest
+from .cache import CacheKeyInputs, CompositionStore, cache_key, candidate_digest
 from .constraints import EMPTY_CONSTRAINTS, ComposerConstraints
 from .determinism import digest
 from .explain import ConstraintCounts, Explanation, LaneLine
@@ -48,6 +48,58 @@ class Composition:
     @property
     def decision_id(self) -> str:
         return str(self.record["id"])
+
+    def to_dict(self) -> dict[str, Any]:
+        """Everything, content included: for the local on-disk cache only, never for logs."""
+        exp = self.explanation
+        return {
+            "text": self.text,
+            "tokens": self.tokens,
+            "budget": self.budget,
+            "format": self.format,
+            "rendered": [{**r.ref(), "content": r.content} for r in self.rendered],
+            "verdicts": [v.to_dict() for v in self.verdicts],
+            "explanation": {
+                "lanes": [ln.to_dict() for ln in exp.lanes],
+                "constraints": exp.constraints.to_dict(),
+                "budget": exp.budget,
+                "tokens": exp.tokens,
+                "rendered_tokens": exp.rendered_tokens,
+                "candidate_tokens": exp.candidate_tokens,
+                "shrunk": exp.shrunk,
+            },
+            "cache_key": self.cache_key,
+            "record": self.record,
+        }
+
+    @staticmethod
+    def from_dict(data: Mapping[str, Any]) -> Composition:
+        """Inverse of :meth:`to_dict` (raises KeyError/TypeError on a malformed dict)."""
+        verdicts = tuple(Verdict(**v) for v in data["verdicts"])
+        exp = data["explanation"]
+        explanation = Explanation(
+            lanes=tuple(LaneLine(**ln) for ln in exp["lanes"]),
+            rankings=verdicts,
+            constraints=ConstraintCounts(**exp["constraints"]),
+            budget=exp["budget"],
+            tokens=exp["tokens"],
+            rendered_tokens=exp["rendered_tokens"],
+            candidate_tokens=exp["candidate_tokens"],
+            shrunk=exp["shrunk"],
+            cache_hit=False,
+        )
+        return Composition(
+            text=data["text"],
+            tokens=data["tokens"],
+            budget=data["budget"],
+            format=data["format"],
+            rendered=tuple(RenderedArtifact(**r) for r in data["rendered"]),
+            verdicts=verdicts,
+            explanation=explanation,
+            cache_key=data["cache_key"],
+            cache_hit=False,
+            record=dict(data["record"]),
+        )
 
     def as_cache_hit(self, context: ComposeContext) -> Composition:
         record = dict(self.record)
@@ -93,7 +145,7 @@ def compose(
     context: ComposeContext,
     constraints: ComposerConstraints = EMPTY_CONSTRAINTS,
     fmt: Format = "markdown",
-    cache: CompositionCache[Composition] | None = None,
+    cache: CompositionStore[Composition] | None = None,
 ) -> Composition:
     """Compose a pack from ``candidates`` within ``budget.total_tokens`` tokens.
 
