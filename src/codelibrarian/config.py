@@ -13,7 +13,7 @@ from __future__ import annotations
 import difflib
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
@@ -40,6 +40,10 @@ __all__ = [
 
 LANES: tuple[str, ...] = ("policy", "rules", "local", "structure", "retrieved", "history")
 Lane = Literal["policy", "rules", "local", "structure", "retrieved", "history"]
+
+
+#: a TOML array of strings; strict mode would refuse the list TOML gives us for a tuple
+Patterns = Annotated[tuple[str, ...], Field(strict=False)]
 
 
 class _Strict(BaseModel):
@@ -107,10 +111,23 @@ def validate_budget(total_tokens: int, lanes: dict[str, LaneBudget]) -> None:
         )
 
 
+def _unknown_lane(name: str) -> BudgetProblem:
+    close = difflib.get_close_matches(name, LANES, n=1, cutoff=0.5)
+    hint = f"Did you mean {close[0]!r}? " if close else ""
+    return BudgetProblem(
+        f"unknown lane {name!r}; lanes are {', '.join(LANES)}",
+        key=f"budget.lanes.{name}",
+        fix=f"{hint}Rename or remove the [budget.lanes.{name}] table.",
+    )
+
+
 def _merge_lane_defaults(value: Any) -> Any:
     """A partial ``[budget.lanes.X]`` table overrides only the fields it names."""
     if not isinstance(value, dict):
         return value
+    unknown = sorted(str(name) for name in value if name not in LANES)
+    if unknown:
+        raise _unknown_lane(unknown[0])
     defaults = _default_lanes()
     merged: dict[str, Any] = {}
     for name, spec in value.items():
@@ -136,13 +153,7 @@ class BudgetConfig(_Strict):
     def _check(self) -> BudgetConfig:
         unknown = sorted(set(self.lanes) - set(LANES))
         if unknown:
-            close = difflib.get_close_matches(unknown[0], LANES, n=1, cutoff=0.5)
-            hint = f"Did you mean {close[0]!r}? " if close else ""
-            raise BudgetProblem(
-                f"unknown lane {unknown[0]!r}; lanes are {', '.join(LANES)}",
-                key=f"budget.lanes.{unknown[0]}",
-                fix=f"{hint}Rename or remove the [budget.lanes.{unknown[0]}] table.",
-            )
+            raise _unknown_lane(unknown[0])
         if self.total_tokens <= 0:
             raise BudgetProblem(
                 f"total_tokens must be positive (got {self.total_tokens})",
@@ -172,7 +183,7 @@ class BudgetConfig(_Strict):
 class WorkspaceConfig(_Strict):
     max_file_bytes: int = Field(default=1_048_576, gt=0)
     #: extra gitignore-style patterns, on top of .gitignore and .librarianignore
-    ignore: tuple[str, ...] = ()
+    ignore: Patterns = ()
 
 
 class IndexConfig(_Strict):
@@ -185,17 +196,17 @@ class IndexConfig(_Strict):
 
 
 class PolicyConfig(_Strict):
-    constraint_docs: tuple[str, ...] = ("CONSTRAINTS.md",)
-    danger_zones: tuple[str, ...] = ()
+    constraint_docs: Patterns = ("CONSTRAINTS.md",)
+    danger_zones: Patterns = ()
     #: extra sensitive patterns, added to the built-in defaults
-    sensitive_patterns: tuple[str, ...] = ()
+    sensitive_patterns: Patterns = ()
     protected: bool = False
     scan_secrets: bool = True
 
 
 class RulesConfig(_Strict):
     #: extra rule files (gitignore-style patterns), added to the built-in list
-    files: tuple[str, ...] = ()
+    files: Patterns = ()
 
 
 class ComposeConfig(_Strict):
@@ -300,6 +311,8 @@ def _format_errors(err: ValidationError, file: str, table: str) -> ConfigError:
     got = first.get("input")
     if kind in {"dict_type", "model_type"}:
         msg = f"must be a TOML table such as [{key}]"
+    elif kind in {"tuple_type", "list_type"}:
+        msg = 'must be an array of strings, e.g. ["build/", "*.min.js"]'
     if kind in _TYPE_ERRORS:
         return ConfigError(
             f"wrong type: {msg} (got {got!r}).",

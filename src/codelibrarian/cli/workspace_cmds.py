@@ -517,33 +517,43 @@ _GLOB_CHARS = re.compile(r"[*?\[]")
 
 
 def _path_filter(root: Path, patterns: list[str]) -> Callable[[str], bool]:
-    """Match repo paths by prefix (a file or folder) or by glob, relative to the repo root.
+    """Match repo paths by prefix (a file or folder) or by glob.
 
-    A pattern naming an existing path relative to the current directory is
-    first made relative to the repository root.
+    Like git: when the current directory is inside the repository, plain paths
+    are relative to it; otherwise (``--repo`` pointing elsewhere) they are
+    relative to the repository root. Globs always match the whole repo-relative
+    path with ``fnmatch`` rules ("*" also crosses "/").
     """
     if not patterns:
         return lambda _path: True
+    try:
+        here: PurePosixPath | None = PurePosixPath(Path.cwd().resolve().relative_to(root))
+    except ValueError:
+        here = None
     prefixes: list[str] = []
     globs: list[str] = []
     for raw in patterns:
-        pattern = raw
-        candidate = Path(raw).expanduser()
-        if candidate.exists():
+        if _GLOB_CHARS.search(raw):
+            globs.append(raw.removeprefix("./"))
+            continue
+        if Path(raw).is_absolute():
             try:
-                pattern = candidate.resolve().relative_to(root).as_posix()
+                rel = PurePosixPath(Path(raw).resolve().relative_to(root))
             except ValueError:
                 raise UsageError(
                     f"{raw} is outside the repository {root}.",
                     hint="Pass paths inside the repository, or use --repo.",
                 ) from None
-            if pattern == ".":
-                return lambda _path: True
-        pattern = pattern.strip("/") if not _GLOB_CHARS.search(pattern) else pattern
-        if _GLOB_CHARS.search(pattern):
-            globs.append(pattern.removeprefix("./"))
         else:
-            prefixes.append(pattern.removeprefix("./"))
+            rel = PurePosixPath(os.path.normpath((here or PurePosixPath()) / raw))
+        if rel.parts[:1] == ("..",):
+            raise UsageError(
+                f"{raw} is outside the repository {root}.",
+                hint="Pass paths inside the repository, or use --repo.",
+            )
+        if str(rel) == ".":
+            return lambda _path: True
+        prefixes.append(rel.as_posix())
 
     def keep(path: str) -> bool:
         if any(path == p or path.startswith(p + "/") for p in prefixes):
@@ -555,7 +565,9 @@ def _path_filter(root: Path, patterns: list[str]) -> Callable[[str], bool]:
 
 def tokens_cmd(
     paths: list[str] | None = typer.Argument(
-        None, help="Files, folders or globs (relative to the repo root) to count."
+        None,
+        help="Files or folders (relative to the current directory inside the repo, else to "
+        "the repo root) or globs on repo-relative paths.",
     ),
     model: str | None = typer.Option(
         None, "--model", "-m", help="Target model (default: [compose].model from the config)."
