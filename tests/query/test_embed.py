@@ -90,3 +90,19 @@ def test_static_model_loads_and_embeds_offline(monkeypatch: pytest.MonkeyPatch) 
     assert sims[0, 1] > sims[0, 2]  # related sentences are closer
     again = emb.embed(["load the configuration file"])
     assert np.array_equal(np.rint(again[0] * 1000), np.rint(vecs[0] * 1000))
+
+
+def test_top_k_selection_matches_a_full_sort(tmp_path: Path) -> None:
+    texts = {f"f{i:03d}.py": [f"word{i % 7} common{i % 3} extra{i % 11}"] for i in range(120)}
+    store = FakeStore(texts)
+    vi = VectorIndex(tmp_path / "v.db", HashingEmbedder(16))
+    try:
+        vi.sync(store)
+        everything = vi.search("word3 common1", 1000)
+        assert len(everything) == 120
+        expected = sorted(everything, key=lambda t: (-t[1], t[0]))
+        assert everything == expected
+        for k in (1, 5, 17, 60):
+            assert vi.search("word3 common1", k) == expected[:k]
+    finally:
+        vi.close()

@@ -311,6 +311,11 @@ class VectorIndex:
             return []
         q = self.embedder.embed([text])[0]
         sims = np.rint(matrix @ q * 1000.0).astype(np.int64)
+        pool = np.arange(len(ids))
+        if len(ids) > limit:
+            # every chunk at or above the limit-th best integer similarity (ties included)
+            kth = np.partition(sims, len(sims) - limit)[len(sims) - limit]
+            pool = np.nonzero(sims >= kth)[0]
         # the integers decide: highest similarity first, then the lower chunk id
-        order = np.lexsort((ids, -sims))[:limit]
+        order = pool[np.lexsort((ids[pool], -sims[pool]))][:limit]
         return [(int(ids[i]), int(sims[i])) for i in order]

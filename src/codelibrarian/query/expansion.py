@@ -4,7 +4,7 @@ Starting from the files of the retrieved chunks (the seeds), a breadth-first wal
 follows edges in both directions (a file that imports a seed matters as much as
 one the seed imports) for ``depth_hops(query.depth)`` hops: L0 none, L1 one, L2
 two, L3 three. Each hop keeps at most ``fanout`` neighbours per file, chosen by
-combined edge weight (``index.graph.combine``: ref x1, import x100,
+combined edge weight (``index.graph.EDGE_MULTIPLIERS``: ref x1, import x100,
 cochange x20) then path, and the walk adds at most ``max_added`` files in all.
 
 Every file in the walk (seeds included) then gets a ``graph_rank``: personalized
@@ -21,7 +21,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
-from ..index.graph import combine, pagerank
+from ..index.graph import EDGE_MULTIPLIERS, pagerank
+from ..index.records import Chunk
 from .base import Stopwatch
 from .schemas import CandidateSetModel, schema_of
 from .types import (
@@ -43,13 +44,18 @@ ALL_KINDS: tuple[EdgeKind, ...] = ("ref", "import", "cochange")
 
 @dataclass(frozen=True, slots=True)
 class Neighbourhood:
-    """Undirected adjacency: ``path -> ((weight, neighbour, strongest kind), ...)``,
-    strongest first."""
+    """The graphs combined for walking.
+
+    ``adjacency`` is undirected: ``path -> ((weight, neighbour, kind), ...)``,
+    strongest first, where a pair's weight is its stronger direction in the
+    combined graph (co-change edges are stored both ways, imports one way, so
+    summing directions would double-count co-change) and ``kind`` the graph that
+    contributed most. ``out`` holds the combined directed edges for PageRank.
+    """
 
     adjacency: dict[str, tuple[tuple[int, str, str], ...]]
-    combined: tuple[tuple[str, str, int], ...]
-    #: directed out-edges of the combined graph: ``src -> ((dst, weight), ...)``
     out: dict[str, tuple[tuple[str, int], ...]]
+    edge_count: int
 
     def subgraph(self, nodes: set[str]) -> list[tuple[str, str, int]]:
         """The combined edges with both ends in ``nodes``, sorted."""
@@ -57,39 +63,33 @@ class Neighbourhood:
 
     @staticmethod
     def build(graphs: dict[str, list[tuple[str, str, int]]]) -> Neighbourhood:
-        combined = combine(graphs)
-        # the kind that contributed most weight to each undirected pair names the edge
-        kind_of: dict[tuple[str, str], tuple[int, str]] = {}
-        mult = {"ref": 1, "import": 100, "cochange": 20}
+        # the same sum as ``index.graph.combine``, plus the strongest kind per pair
+        directed: dict[tuple[str, str], int] = defaultdict(int)
+        strongest: dict[tuple[str, str], tuple[int, str]] = {}
         for kind in sorted(graphs):
+            m = EDGE_MULTIPLIERS.get(kind, 1)
             for a, b, w in graphs[kind]:
+                if a == b or w <= 0 or m <= 0:
+                    continue
+                v = w * m
+                directed[(a, b)] += v
                 key = (a, b) if a < b else (b, a)
-                cand = (w * mult.get(kind, 1), kind)
-                prev = kind_of.get(key)
-                if prev is None or cand > prev:
-                    kind_of[key] = cand
-        # undirected strength of a pair = the stronger direction (co-change edges are
-        # stored both ways, imports one way: summing would double-count co-change)
-        acc: dict[str, dict[str, int]] = defaultdict(dict)
-        for a, b, w in combined:
-            acc[a][b] = max(acc[a].get(b, 0), w)
-            acc[b][a] = max(acc[b].get(a, 0), w)
-        adjacency = {
-            node: tuple(
-                sorted(
-                    (
-                        (w, nb, kind_of.get((node, nb) if node < nb else (nb, node), (0, "ref"))[1])
-                        for nb, w in nbrs.items()
-                    ),
-                    key=lambda t: (-t[0], t[1]),
-                )
-            )
-            for node, nbrs in acc.items()
-        }
+                prev = strongest.get(key)
+                if prev is None or (v, kind) > prev:
+                    strongest[key] = (v, kind)
+        adj: dict[str, list[tuple[int, str, str]]] = defaultdict(list)
+        for (a, b), (_v, kind) in strongest.items():
+            weight = max(directed.get((a, b), 0), directed.get((b, a), 0))
+            adj[a].append((-weight, b, kind))
+            adj[b].append((-weight, a, kind))
         out: dict[str, list[tuple[str, int]]] = defaultdict(list)
-        for a, b, w in combined:
+        for (a, b), w in directed.items():
             out[a].append((b, w))
-        return Neighbourhood(adjacency, tuple(combined), {k: tuple(v) for k, v in out.items()})
+        adjacency = {
+            node: tuple((-neg, nb, kind) for neg, nb, kind in sorted(items))
+            for node, items in adj.items()
+        }
+        return Neighbourhood(adjacency, {k: tuple(v) for k, v in out.items()}, len(directed))
 
 
 @dataclass(slots=True)
@@ -102,6 +102,8 @@ class GraphExpansionStage:
     #: files added at most, per requested result
     added_per_result: int = 2
     _memo: dict[str, Neighbourhood] = field(default_factory=dict)
+    #: first chunk of each file reached so far, for the current cache namespace
+    _heads: dict[str, Chunk | None] = field(default_factory=dict)
 
     name: str = "graph_expansion"
     description: str = "Expand candidates with reference/import/co-change neighbours"
@@ -131,9 +133,19 @@ class GraphExpansionStage:
             }
             hood = Neighbourhood.build(graphs)
             self._memo.clear()
+            self._heads.clear()
             if context.cache_namespace:
                 self._memo[key] = hood
         return hood
+
+    def _head(self, path: str, context: PipelineContext) -> Chunk | None:
+        if path in self._heads and context.cache_namespace:
+            return self._heads[path]
+        chunks = self.store.chunks_for(path)
+        head = chunks[0] if chunks else None
+        if context.cache_namespace:
+            self._heads[path] = head
+        return head
 
     def execute(self, input: CandidateSet, context: PipelineContext) -> StageResult[CandidateSet]:
         watch = Stopwatch()
@@ -181,10 +193,9 @@ class GraphExpansionStage:
         added = 0
         for path in sorted(reached):
             hop, via, kind = reached[path]
-            chunks = self.store.chunks_for(path)
-            if not chunks:
+            ch = self._head(path, context)
+            if ch is None:
                 continue
-            ch = chunks[0]
             out.append(
                 Candidate(
                     ch.chunk_id,
@@ -212,7 +223,7 @@ class GraphExpansionStage:
                 seeds=len(seeds),
                 added=added,
                 by_kind=dict(sorted(by_kind.items())),
-                edges=len(hood.combined),
+                edges=hood.edge_count,
             ),
             StageEvidence.of(
                 "computation",
@@ -221,7 +232,7 @@ class GraphExpansionStage:
                 edges=len(sub),
             ),
         )
-        warnings = () if hood.combined else ("the index has no graph edges",)
+        warnings = () if hood.edge_count else ("the index has no graph edges",)
         # keep retrieval's order for seeds; graph-only files follow by rank, then path
         seeds_part = list(out[: len(input.candidates)])
         extra = sorted(out[len(input.candidates) :], key=lambda c: (-c.graph_rank, c.path))
