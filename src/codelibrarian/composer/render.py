@@ -9,8 +9,11 @@ count is within budget.
 Order of remedies (the seed made one pass with a 100-token floor and could end
 over budget):
 
-1. shrink non-forced artifacts, lowest priority first (lane priority, then rank);
-2. drop non-forced artifacts, lowest priority first (``dropped_after_render``);
+1. shrink non-forced artifacts, lowest priority first (lane priority, then rank),
+   each only as far as the overflow needs; one that would be left as an empty
+   stub (a header and a marker) is dropped instead (``dropped_after_render``);
+2. drop remaining non-forced artifacts (e.g. ``never``-shrink ones), lowest
+   priority first (``dropped_after_render``);
 3. shrink pinned / must-include artifacts, lowest priority first;
 4. if still over: ``BudgetInfeasible`` naming the forced artifacts (ids, kinds)
    and the shortfall in tokens.
@@ -151,7 +154,9 @@ def render_to_fit(
             over = estimate - budget
         victim = worst([i for i in items if not i.forced and not i.exhausted])
         if victim is not None:
-            _shrink(victim, over, fmt, tokenizer)
+            if not _shrink(victim, over, fmt, tokenizer, may_empty=False):
+                items.remove(victim)  # shrinking would leave only a marker: drop it
+                dropped.append(victim.cand.id)
             continue
         victim = worst([i for i in items if not i.forced])
         if victim is not None:
@@ -160,7 +165,7 @@ def render_to_fit(
             continue
         victim = worst([i for i in items if not i.exhausted])
         if victim is not None:
-            _shrink(victim, over, fmt, tokenizer)
+            _shrink(victim, over, fmt, tokenizer, may_empty=True)
             continue
         total = exact if estimate <= budget else estimate
         _infeasible(items, total, budget)
@@ -181,24 +186,32 @@ def render_to_fit(
     return RenderResult(text, exact, rendered, tuple(dropped), original_total)
 
 
-def _shrink(item: _Item, over: int, fmt: Format, tokenizer: Tokenizer) -> None:
+def _shrink(item: _Item, over: int, fmt: Format, tokenizer: Tokenizer, *, may_empty: bool) -> bool:
+    """Shrink ``item`` by about ``over`` tokens; False when only an empty stub would be left.
+
+    Returns True otherwise (shrunk, or marked exhausted when it cannot get smaller).
+    """
     strategy = item.cand.strategy
     target_block = max(0, item.tokens - over)
     frame = tokenizer.count(render_block(item.cand, "", fmt, strategy))
     target_body = max(0, target_block - frame)
-    body = shrink_body(item.cand, item.original, target_body, tokenizer, strategy)
+    result = shrink_body(item.cand, item.original, target_body, tokenizer, strategy)
+    if result.empty and not may_empty:
+        return False
+    body = result.body
     if body == item.body:
         item.exhausted = True
-        return
+        return True
     block = render_block(item.cand, body, fmt, strategy if body != item.original else None)
     count = tokenizer.count(block)
     if count >= item.tokens:
         item.exhausted = True
-        return
+        return True
     item.body, item.block, item.tokens = body, block, count
     item.shrunk = body != item.original
     if count > target_block:
         item.exhausted = True  # its smallest form is still too big for the target
+    return True
 
 
 def _infeasible(items: list[_Item], total: int, budget: int) -> None:

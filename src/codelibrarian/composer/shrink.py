@@ -22,12 +22,21 @@ counts; counts are cached by content in tokens.py.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from ..tokens import Tokenizer
 from .signatures import elide_bodies
 from .types import Candidate, DiffHunk, HistoryEntry
 
-__all__ = ["diff_body", "entries_body", "shrink_body"]
+__all__ = ["Shrunk", "diff_body", "entries_body", "shrink_body"]
+
+
+@dataclass(frozen=True, slots=True)
+class Shrunk:
+    """A shrunk body; ``empty`` when nothing but a marker is left (drop it if allowed)."""
+
+    body: str
+    empty: bool
 
 
 def diff_body(hunks: Sequence[DiffHunk]) -> str:
@@ -44,7 +53,7 @@ def _plural(n: int, word: str, many: str = "") -> str:
     return f"{n} {word}" if n == 1 else f"{n} {many or word + 's'}"
 
 
-def _largest(n: int, build: Callable[[int], str], fits: Callable[[str], bool]) -> str:
+def _largest(n: int, build: Callable[[int], str], fits: Callable[[str], bool]) -> Shrunk:
     """``build(k)`` for the largest k in 0..n that fits (``build(0)`` when none does).
 
     Assumes fitting is (nearly) monotone in k; the caller verifies the result.
@@ -56,10 +65,10 @@ def _largest(n: int, build: Callable[[int], str], fits: Callable[[str], bool]) -
             best, lo = mid, mid + 1
         else:
             hi = mid - 1
-    return build(best)
+    return Shrunk(build(best), best == 0 and n > 0)
 
 
-def _keep_prefix(lines: Sequence[str], fits: Callable[[str], bool], what: str) -> str:
+def _keep_prefix(lines: Sequence[str], fits: Callable[[str], bool], what: str) -> Shrunk:
     total = len(lines)
 
     def build(k: int) -> str:
@@ -71,7 +80,7 @@ def _keep_prefix(lines: Sequence[str], fits: Callable[[str], bool], what: str) -
     return _largest(total, build, fits)
 
 
-def _truncate_oldest(cand: Candidate, body: str, fits: Callable[[str], bool]) -> str:
+def _truncate_oldest(cand: Candidate, body: str, fits: Callable[[str], bool]) -> Shrunk:
     hunks = cand.hunks
     if not hunks:
         return _keep_prefix(body.split("\n"), fits, "line")
@@ -89,7 +98,7 @@ def _truncate_oldest(cand: Candidate, body: str, fits: Callable[[str], bool]) ->
     return _largest(len(hunks), build, fits)
 
 
-def _drop_entries(cand: Candidate, body: str, fits: Callable[[str], bool]) -> str:
+def _drop_entries(cand: Candidate, body: str, fits: Callable[[str], bool]) -> Shrunk:
     texts: list[str]
     stamps: list[int]
     if cand.entries:
@@ -112,7 +121,7 @@ def _drop_entries(cand: Candidate, body: str, fits: Callable[[str], bool]) -> st
     return _largest(len(texts), build, fits)
 
 
-def _collapse_summary(cand: Candidate, body: str, fits: Callable[[str], bool]) -> str:
+def _collapse_summary(cand: Candidate, body: str, fits: Callable[[str], bool]) -> Shrunk:
     if not cand.edges:
         lines = body.split("\n")
         return _keep_prefix(lines, fits, "line")
@@ -136,29 +145,27 @@ def _collapse_summary(cand: Candidate, body: str, fits: Callable[[str], bool]) -
         tail = [f"… {rest} more"] if rest else []
         return "\n".join([head, *rows[:keep], *tail])
 
-    full_fits = fits(body)
-    if full_fits:
-        return body
-    return _largest(len(rows), build, fits)
+    collapsed = _largest(len(rows), build, fits)
+    return Shrunk(collapsed.body, False)  # the summary line itself is the content
 
 
-def _keep_signatures(cand: Candidate, body: str, fits: Callable[[str], bool]) -> str:
+def _keep_signatures(cand: Candidate, body: str, fits: Callable[[str], bool]) -> Shrunk:
     outline = elide_bodies(body, cand.language)
     if fits(outline):
-        return outline
+        return Shrunk(outline, False)
     return _keep_prefix(outline.split("\n"), fits, "line")
 
 
 def shrink_body(
     cand: Candidate, body: str, target_tokens: int, tokenizer: Tokenizer, strategy: str
-) -> str:
+) -> Shrunk:
     """The largest form of ``body`` within ``target_tokens`` under ``strategy``."""
 
     def fits(text: str) -> bool:
         return tokenizer.count(text) <= target_tokens
 
     if strategy == "never" or fits(body):
-        return body
+        return Shrunk(body, False)
     if strategy == "truncate_oldest":
         return _truncate_oldest(cand, body, fits)
     if strategy == "keep_signatures":

@@ -146,6 +146,7 @@ def _heuristic_outline(source: str) -> str:
     base = min(_indent(ln) for ln in nonblank)
     out: list[str] = []
     elided_at: int | None = None
+    blank_in_run = False
     prev_kept_def = False
     for line in lines:
         stripped = line.strip()
@@ -158,8 +159,11 @@ def _heuristic_outline(source: str) -> str:
         )
         if keep:
             if not stripped and elided_at is not None:
-                continue  # blank lines inside an elided run stay elided
-            elided_at = None
+                blank_in_run = True  # re-emitted once the run ends
+                continue
+            if elided_at is not None and blank_in_run:
+                out.append("")
+            elided_at, blank_in_run = None, False
             out.append(line)
             prev_kept_def = stripped.startswith(_DEF_WORDS)
         else:
