@@ -103,7 +103,7 @@ GO = {
     "main.go": (
         "package main\n\n"
         'import (\n\t"fmt"\n\t"example.com/shop/inventory"\n)\n\n'
-        "func main() {\n\tit := inventory.NewItem(\"a\")\n\tit.Restock(inventory.MaxStock)\n"
+        'func main() {\n\tit := inventory.NewItem("a")\n\tit.Restock(inventory.MaxStock)\n'
         "\tfmt.Println(it)\n}\n"
     ),
 }
@@ -111,14 +111,15 @@ GO = {
 RUST = {
     "Cargo.toml": '[package]\nname = "shop"\nversion = "0.1.0"\n',
     "src/lib.rs": "pub mod inventory;\nmod util;\n\nuse crate::inventory::Item;\n\n"
-    "pub fn first_item() -> Item {\n    util::make_item(\"x\")\n}\n",
+    'pub fn first_item() -> Item {\n    util::make_item("x")\n}\n',
     "src/inventory.rs": (
         "/// A product.\n"
         "pub struct Item {\n    pub name: String,\n}\n\n"
         "pub const MAX_ITEMS: usize = 10;\n\n"
         "pub trait Describe {\n    fn describe(&self) -> String;\n}\n\n"
         "impl Item {\n    /// Make a new item.\n"
-        "    pub fn new(name: &str) -> Self {\n        Item { name: name.to_string() }\n    }\n}\n\n"
+        "    pub fn new(name: &str) -> Self {\n"
+        "        Item { name: name.to_string() }\n    }\n}\n\n"
         "impl Describe for Item {\n    fn describe(&self) -> String {\n"
         "        self.name.clone()\n    }\n}\n\n"
         "pub enum Kind {\n    Small,\n    Large,\n}\n\n"
@@ -276,7 +277,7 @@ KOTLIN = {
     "src/main/kotlin/com/shop/App.kt": (
         "package com.shop\n\n"
         "import com.shop.model.Cart\nimport com.shop.model.emptyCart\nimport kotlin.math.max\n\n"
-        "fun main() {\n    val c = emptyCart()\n    c.addItem(\"a\")\n"
+        'fun main() {\n    val c = emptyCart()\n    c.addItem("a")\n'
         "    println(max(c.size(), 1))\n}\n"
     ),
 }

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..tokens import Tokenizer
+from ..tokens import Tokenizer, fit_prefix
 from ..workspace.files import content_hash
 from .records import ChunkData, Symbol
 from .tokenize import parts_text
@@ -151,7 +151,7 @@ class _Chunker:
         if not body.strip():
             return
         tokens = self.tokenizer.count(body)
-        if tokens <= self.max_tokens or (text is None and start == end):
+        if tokens <= self.max_tokens:
             self.out.append(
                 self._make(
                     start, end, symbol=symbol, kind=kind, body=body, tokens=tokens, names=names
@@ -175,28 +175,61 @@ class _Chunker:
             )
 
     def _split(self, lines: Sequence[str], start: int, end: int) -> list[tuple[int, int, str, int]]:
-        """Greedy line windows under the cap: per-line counts to grow, exact count to check."""
+        """Line windows under the cap, each the longest that fits (exact counts).
+
+        A window is searched between its first line and the line where it passes
+        ``6 x max_tokens`` characters (no token is shorter than a character and code
+        averages 3-4 per token), by binary search over exact counts.
+        """
         out: list[tuple[int, int, str, int]] = []
         count = self.tokenizer.count
+        limit = self.max_tokens
         i = start
         while i <= end:
-            j, acc = i, 0
-            while j <= end:
-                acc += count(lines[j - 1])
-                if acc > self.max_tokens and j > i:
-                    break
-                j += 1
-            stop = j - 1
-            while True:
+            hi, chars = i, 0
+            while hi <= end and chars <= limit * 6:
+                chars += len(lines[hi - 1])
+                hi += 1
+            hi -= 1
+            body = "".join(lines[i - 1 : hi])
+            tokens = count(body)
+            stop = hi
+            if tokens > limit and hi > i:
+                lo_s, hi_s, stop = i + 1, hi - 1, i
+                while lo_s <= hi_s:
+                    mid = (lo_s + hi_s) // 2
+                    if count("".join(lines[i - 1 : mid])) <= limit:
+                        stop, lo_s = mid, mid + 1
+                    else:
+                        hi_s = mid - 1
                 body = "".join(lines[i - 1 : stop])
                 tokens = count(body)
-                if tokens <= self.max_tokens or stop == i:
-                    break
-                stop -= 1
-            if body.strip():
+            if tokens > limit:  # one line over the cap (minified code, long text)
+                out.extend((i, i, part, count(part)) for part in self._cut_line(body))
+            elif body.strip():
                 out.append((i, stop, body, tokens))
             i = stop + 1
         return out
+
+    def _cut_line(self, text: str) -> list[str]:
+        """Pieces of one long line, each within the cap: at word boundaries, else characters."""
+        parts: list[str] = []
+        rest = text
+        while rest:
+            piece = fit_prefix(self.tokenizer, rest, self.max_tokens)
+            if not piece:  # no boundary fits: the longest character prefix that does
+                lo, hi = 1, len(rest)
+                while lo < hi:
+                    mid = (lo + hi + 1) // 2
+                    if self.tokenizer.count(rest[:mid]) <= self.max_tokens:
+                        lo = mid
+                    else:
+                        hi = mid - 1
+                piece = rest[:lo]
+            if piece.strip():
+                parts.append(piece)
+            rest = rest[len(piece) :]
+        return parts
 
     def _make(
         self,

@@ -33,7 +33,7 @@ from pathlib import Path
 from ..config import Config
 from ..workspace import git
 from ..workspace.files import content_hash, scan_workspace
-from ..workspace.ignore import RootRules, is_always_excluded
+from ..workspace.ignore import GitignoreStack, RootRules, is_always_excluded
 from ..workspace.state import State
 from . import graph
 from .imports import Resolver
@@ -315,8 +315,20 @@ class UpdateResult:
     removed: tuple[str, ...]
 
 
+def _gitignored(root: Path, rel: str) -> bool:
+    """``rel`` or one of its folders is ignored by a ``.gitignore`` on its way from the root."""
+    stack = GitignoreStack()
+    parts = rel.split("/")
+    for k in range(len(parts)):
+        stack.push_dir(root, "/".join(parts[:k]))
+        target = "/".join(parts[: k + 1]) + ("/" if k < len(parts) - 1 else "")
+        if stack.ignored(target):
+            return True
+    return False
+
+
 def _indexable(root: Path, rel: str, rules: RootRules, max_bytes: int) -> tuple[bool, int]:
-    if is_always_excluded(rel) or rules.ignored(rel):
+    if is_always_excluded(rel) or rules.ignored(rel) or _gitignored(root, rel):
         return False, 0
     path = root / rel
     try:

@@ -8,10 +8,15 @@ either form finds it. Queries are split the same way.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 __all__ = ["identifier_parts", "identifiers", "parts_text", "query_terms"]
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: identifiers with more than one part: an inner "_" or a lower/digit-to-upper step
+_COMPOUND = re.compile(
+    r"\b_*[A-Za-z0-9]*(?:[a-z0-9][A-Z]|[A-Z][A-Z][a-z]|[A-Za-z0-9]_+[A-Za-z0-9])[A-Za-z0-9_]*"
+)
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
 # an upper run followed by Capital+lower (HTTPResponse -> HTTP Response), Capitalised
 # words, lower runs, digit runs
@@ -20,10 +25,15 @@ _PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 
 def identifier_parts(ident: str) -> list[str]:
     """Lower-cased camelCase / snake_case parts of ``ident`` (empty when it has one part)."""
+    return list(_parts(ident))
+
+
+@lru_cache(maxsize=131_072)
+def _parts(ident: str) -> tuple[str, ...]:
     parts = [p.lower() for chunk in ident.split("_") if chunk for p in _PART.findall(chunk)]
     if len(parts) <= 1:
-        return []
-    return parts
+        return ()
+    return tuple(parts)
 
 
 def identifiers(text: str) -> list[str]:
@@ -33,10 +43,12 @@ def identifiers(text: str) -> list[str]:
 
 def parts_text(*texts: str) -> str:
     """The FTS ``parts`` column: the parts of every compound identifier, sorted, unique."""
-    seen: set[str] = set()
+    idents: set[str] = set()
     for text in texts:
-        for ident in set(_IDENT.findall(text)):
-            seen.update(identifier_parts(ident))
+        idents.update(_COMPOUND.findall(text))
+    seen: set[str] = set()
+    for ident in idents:
+        seen.update(_parts(ident))
     return " ".join(sorted(seen))
 
 

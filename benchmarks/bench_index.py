@@ -1,0 +1,198 @@
+"""Index benchmarks: cold index of the stdlib vs Universal Ctags, incremental update, memory.
+
+    .venv/bin/python benchmarks/bench_index.py [--runs 3] [--edits 10] [--workers N]
+
+* cold: the stdlib's ``.py`` files (``sysconfig.get_paths()["stdlib"]``, without
+  site-packages) are copied into a temp folder; ``ctags -L filelist -f out`` and
+  ``librarian index --json`` (a fresh process, empty index) run on the same file
+  list, alternately, ``--runs`` times; medians reported.
+* peak memory: the largest sum of RSS over the indexing process and its pool
+  workers, sampled every 20 ms from /proc.
+* incremental: in one warm process, edit one file and re-index, ``--edits`` times,
+  both with ``update_paths`` (what ``--watch`` does) and with a full
+  ``index_workspace`` (re-scan of every file's size/mtime).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+PYTHON = sys.executable
+
+
+def stdlib_files() -> tuple[Path, list[str]]:
+    base = Path(sysconfig.get_paths()["stdlib"])
+    rels = sorted(
+        p.relative_to(base).as_posix()
+        for p in base.rglob("*.py")
+        if "site-packages" not in p.parts and "dist-packages" not in p.parts and p.is_file()
+    )
+    return base, rels
+
+
+def _tree_rss_kb(pid: int) -> int:
+    total = 0
+    stack = [pid]
+    seen: set[int] = set()
+    while stack:
+        p = stack.pop()
+        if p in seen:
+            continue
+        seen.add(p)
+        try:
+            with open(f"/proc/{p}/status", encoding="ascii") as fh:
+                for line in fh:
+                    if line.startswith("VmRSS:"):
+                        total += int(line.split()[1])
+                        break
+            for task in os.listdir(f"/proc/{p}/task"):
+                with open(f"/proc/{p}/task/{task}/children", encoding="ascii") as fh:
+                    stack.extend(int(c) for c in fh.read().split())
+        except (OSError, ValueError):
+            continue
+    return total
+
+
+def run_measured(cmd: list[str], cwd: Path) -> tuple[float, int, str]:
+    """Wall seconds, peak tree RSS (KiB) and stdout of ``cmd``."""
+    peak = 0
+    start = time.perf_counter()
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    done = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not done.is_set():
+            peak = max(peak, _tree_rss_kb(proc.pid))
+            time.sleep(0.02)
+
+    t = threading.Thread(target=sample, daemon=True)
+    t.start()
+    out, err = proc.communicate()
+    wall = time.perf_counter() - start
+    done.set()
+    t.join()
+    if proc.returncode != 0:
+        raise SystemExit(f"{cmd[0]} failed ({proc.returncode}): {err.decode()[-2000:]}")
+    return wall, peak, out.decode()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--edits", type=int, default=10)
+    ap.add_argument("--workers", type=int, default=0)
+    args = ap.parse_args()
+
+    base, rels = stdlib_files()
+    work = Path(tempfile.mkdtemp(prefix="bench-index-"))
+    total_bytes = 0
+    for rel in rels:
+        dst = work / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(base / rel, dst)
+        total_bytes += dst.stat().st_size
+    (work / "filelist").write_text("\n".join(rels) + "\n", encoding="utf-8")
+    # the file list is the same for both tools: keep the index from reading "filelist"
+    (work / ".librarianignore").write_text("filelist\nctags.out\n", encoding="utf-8")
+    print(f"stdlib: {len(rels)} .py files, {total_bytes / 1e6:.1f} MB, copied to {work}")
+    print(f"cores: {os.cpu_count()}; load average before: {os.getloadavg()}")
+
+    ctags_times, ours_times, ours_peaks, ctags_peaks = [], [], [], []
+    stats: dict[str, object] = {}
+    env_cmd = [PYTHON, "-m", "codelibrarian", "index", str(work), "--json"]
+    if args.workers:
+        (work / "librarian.toml").write_text(f"[index]\nworkers = {args.workers}\n")
+    for i in range(args.runs):
+        wall, peak, _ = run_measured(["ctags", "-L", "filelist", "-f", "ctags.out"], work)
+        ctags_times.append(wall)
+        ctags_peaks.append(peak)
+        shutil.rmtree(work / ".librarian", ignore_errors=True)
+        wall, peak, out = run_measured(env_cmd, work)
+        ours_times.append(wall)
+        ours_peaks.append(peak)
+        stats = json.loads(out)
+        print(
+            f"run {i + 1}: ctags {ctags_times[-1]:.2f}s, librarian {wall:.2f}s, "
+            f"peak {peak / 1024:.0f} MiB"
+        )
+    tags = sum(
+        1
+        for line in (work / "ctags.out").read_text(errors="replace").splitlines()
+        if not line.startswith("!")
+    )
+    ct, ou = statistics.median(ctags_times), statistics.median(ours_times)
+    print(
+        f"\ncold index, median of {args.runs}: ctags {ct:.2f}s ({tags} tags); librarian {ou:.2f}s "
+        f"-> {ou / ct:.1f}x ctags"
+    )
+    print(
+        f"librarian peak RSS incl. workers: median {statistics.median(ours_peaks) / 1024:.0f} MiB "
+        f"(ctags {statistics.median(ctags_peaks) / 1024:.0f} MiB)"
+    )
+    keys = (
+        "files",
+        "symbols",
+        "references",
+        "imports",
+        "chunks",
+        "edges",
+        "workers",
+        "parse_errors",
+    )
+    print(
+        "index holds:",
+        json.dumps(
+            {
+                k: (len(stats[k]) if k == "parse_errors" else stats[k])  # type: ignore[arg-type]
+                for k in keys
+            }
+        ),
+    )
+
+    # incremental, warm process
+    sys.path.insert(0, str(REPO / "src"))
+    from codelibrarian.config import load_config
+    from codelibrarian.index.indexer import index_workspace, update_paths
+
+    cfg = load_config(work)
+    target = "json/decoder.py" if "json/decoder.py" in rels else rels[len(rels) // 2]
+    original = (work / target).read_text(encoding="utf-8")
+    index_workspace(work, cfg)  # warm caches, nothing to do
+    one, full = [], []
+    for i in range(args.edits):
+        (work / target).write_text(original + f"\n\ndef _bench_edit_{i}():\n    return {i}\n")
+        t0 = time.perf_counter()
+        res = update_paths(work, [target], cfg)
+        one.append(time.perf_counter() - t0)
+        assert res.changed == (target,), res
+        (work / target).write_text(original + f"\n\ndef _bench_again_{i}():\n    return {i}\n")
+        t0 = time.perf_counter()
+        st = index_workspace(work, cfg)
+        full.append(time.perf_counter() - t0)
+        assert st.parsed == 1, st
+    print(
+        f"incremental ({target}, {args.edits} edits): update_paths median "
+        f"{statistics.median(one) * 1000:.1f} ms "
+        f"(min {min(one) * 1000:.1f}, max {max(one) * 1000:.1f}); "
+        f"full rescan index_workspace median {statistics.median(full) * 1000:.1f} ms "
+        f"(min {min(full) * 1000:.1f}, max {max(full) * 1000:.1f})"
+    )
+    print(f"load average after: {os.getloadavg()}")
+    shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
