@@ -187,6 +187,32 @@ def test_unreadable_file_is_recorded_even_as_root(
     assert result.skipped == (Skip("locked.py", "unreadable"),)
 
 
+def test_unreadable_folder_in_walk_is_recorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = tmp_path / "p"
+    write_files(root, {"a.py": "a\n", "locked/b.py": "b\n"})
+    real_scandir = os.scandir
+
+    def guarded(path: Any) -> Any:
+        if str(path).endswith("locked"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path)
+
+    monkeypatch.setattr("codelibrarian.workspace.files.os.scandir", guarded)
+    result = scan_workspace(root)
+    assert _paths(result) == ["a.py"]
+    assert result.skipped == (Skip("locked", "unreadable"),)
+
+
+def test_nested_repository_is_not_a_file(tmp_path: Path) -> None:
+    root = make_repo(tmp_path / "r", {"a.py": "a\n"})
+    make_repo(root / "inner", {"b.py": "b\n"})
+    result = scan_workspace(root)
+    assert _paths(result) == ["a.py"]
+    assert result.skipped == (Skip("inner", "not_a_file"),)
+
+
 def test_fifo_is_not_a_file(tmp_path: Path) -> None:
     # git ls-files never lists a FIFO; the walk does, and must not open it (it would block)
     root = tmp_path / "p"

@@ -30,6 +30,7 @@ from .ignore import GitignoreStack, RootRules, is_always_excluded
 
 __all__ = [
     "SKIP_REASONS",
+    "Candidates",
     "ScanResult",
     "Skip",
     "WorkspaceFile",
@@ -128,21 +129,20 @@ def _git_candidates(root: Path) -> list[str]:
     return sorted({os.fsdecode(p) for p in out.split(b"\0") if p})
 
 
-def _walk_candidates(root: Path, rules: RootRules) -> list[str]:
-    """Every path under ``root`` not ignored by nested ``.gitignore`` files."""
+def _walk_candidates(root: Path, rules: RootRules) -> tuple[list[str], list[str]]:
+    """Paths under ``root`` not ignored by nested ``.gitignore`` files, and unreadable folders."""
     found: list[str] = []
+    unreadable: list[str] = []
     stack = GitignoreStack()
 
     def visit(rel_dir: str) -> None:
-        pushed = stack.push_dir(root, rel_dir)
         try:
             with os.scandir(root / rel_dir if rel_dir else root) as it:
                 entries = sorted(it, key=lambda e: e.name)
         except OSError:
-            stack.pop(pushed)
-            if rel_dir:
-                found.append(rel_dir + "/")  # becomes an "unreadable" skip
+            unreadable.append(rel_dir)
             return
+        pushed = stack.push_dir(root, rel_dir)
         for entry in entries:
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
             if entry.name in (".git", ".librarian"):
@@ -160,17 +160,30 @@ def _walk_candidates(root: Path, rules: RootRules) -> list[str]:
         stack.pop(pushed)
 
     visit("")
-    return found
+    return found, unreadable
 
 
-def list_candidates(root: Path, config: WorkspaceConfig | None = None) -> tuple[list[str], bool]:
-    """Repo-relative paths to consider (before skips) and whether git listed them."""
+@dataclass(frozen=True, slots=True)
+class Candidates:
+    """Repo-relative paths to classify, folders that could not be read, and the mode."""
+
+    paths: tuple[str, ...]
+    unreadable_dirs: tuple[str, ...]
+    is_git: bool
+
+
+def list_candidates(root: Path, config: WorkspaceConfig | None = None) -> Candidates:
+    """Paths to consider (before skips), honouring every ignore rule."""
     cfg = config or WorkspaceConfig()
     rules = RootRules.load(root, cfg.ignore)
     is_git = git.is_git_repo(root)
-    raw = _git_candidates(root) if is_git else _walk_candidates(root, rules)
-    kept = [p for p in raw if not is_always_excluded(p) and not rules.ignored(p.rstrip("/"))]
-    return sorted(set(kept)), is_git
+    unreadable: list[str] = []
+    if is_git:
+        raw = _git_candidates(root)
+    else:
+        raw, unreadable = _walk_candidates(root, rules)
+    kept = {p for p in raw if not is_always_excluded(p) and not rules.ignored(p.rstrip("/"))}
+    return Candidates(tuple(sorted(kept)), tuple(sorted(u for u in unreadable if u)), is_git)
 
 
 # ---------------------------------------------------------------- scanning
@@ -181,8 +194,8 @@ def _classify(
 ) -> tuple[WorkspaceFile | None, str | None, bool]:
     """``(file, skip_reason, replaced)`` for one candidate path."""
     if rel.endswith("/"):
-        # git lists nested repositories as "dir/"; the walk marks unreadable folders so
-        return None, ("not_a_file" if (root / rel).is_dir() else "unreadable"), False
+        # git lists an untracked nested repository as "dir/"
+        return None, "not_a_file", False
     path = root / rel
     try:
         link = os.lstat(path)
@@ -229,12 +242,13 @@ def scan_workspace(root: Path, config: WorkspaceConfig | None = None) -> ScanRes
             f"{root} is not a folder.", hint="Pass the repository root (a folder) to --repo."
         )
     cfg = config or WorkspaceConfig()
-    candidates, is_git = list_candidates(root, cfg)
+    listed = list_candidates(root, cfg)
+    is_git = listed.is_git
     real_root = os.path.realpath(root)
     files: list[WorkspaceFile] = []
-    skipped: list[Skip] = []
+    skipped = [Skip(rel, "unreadable") for rel in listed.unreadable_dirs]
     notes: list[Skip] = []
-    for rel in candidates:
+    for rel in listed.paths:
         found, reason, replaced = _classify(root, real_root, rel, cfg.max_file_bytes)
         if found is not None:
             files.append(found)
