@@ -156,7 +156,7 @@ def test_shrink_strategy_golden(tok: Tokenizer, name: str) -> None:
         assert tok.count(shrunk.body) <= target or shrunk.empty
     note = cand.strategy if shrunk.body != cand.text() else None
     block = render_block(cand, shrunk.body, "markdown", note)
-    _check(f"shrink_{name}.md", block + "\n")
+    _check(f"shrink_{name}.txt", block + "\n")
 
 
 def _scenario(tok: Tokenizer, fmt: str = "markdown"):  # type: ignore[no-untyped-def]
