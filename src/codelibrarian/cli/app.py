@@ -19,8 +19,11 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "workspace_cmds",  # init, doctor, scan, tokens
     "window_cmds",  # window
     "providers_cmds",  # providers list | check | qualify
+    "compose_cmds",  # compose, explain, replay, violations, vitals
     "query_cmds",  # query
     "index_cmds",  # index, map
+    "pack_cmds",  # pack, handoff, runs list | show
+    "serve_cmds",  # serve (MCP server)
 )
 
 app = typer.Typer(

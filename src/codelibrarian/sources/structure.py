@@ -1,0 +1,172 @@
+"""Structure lane: a repository map personalized by the task and the change, and
+the definitions of the symbols they name.
+
+- ``dependency_graph``: the map. Files in the order of :mod:`.ranking` (personalized
+  PageRank over references, imports and co-changes, seeded by the change, the
+  explicit files and the best text matches), each as its relative path followed
+  by up to four of its definition lines, verbatim, prefixed with ``│`` (symbols
+  whose name shares a keyword first, then classes before functions, then by
+  line; shown in line order). The map is cut at ``clamp(budget * 35 / 100, 300,
+  3000)`` tokens. relevance 750, specificity 500, risk 300, recency 0. Its
+  ``edges`` (file -> file it references among the listed files) let the
+  composer collapse it to a summary when it must shrink.
+- ``symbol_context``: definitions (source lines) of identifiers the task names
+  (relevance 850) and of identifiers on the change's lines that are defined
+  in another file (relevance 700), at most ten, each cut to
+  ``clamp(budget // 10, 120, 800)`` tokens. specificity 800, risk 400,
+  recency from git.
+"""
+
+from __future__ import annotations
+
+import posixpath
+
+from ..composer.types import Candidate
+from ..index.records import Symbol
+from ..tokens import fit_prefix
+from ..trigger import split_identifier
+from .base import SourceContext, clamp
+from .ranking import diff_identifiers, rank_files
+
+__all__ = ["StructureSource", "map_cap"]
+
+_KIND_ORDER = {"class": 0, "interface": 0, "struct": 0, "trait": 0, "enum": 1, "type": 1}
+_MAX_SYMBOLS = 10
+_PER_FILE = 4
+
+
+def map_cap(budget: int) -> int:
+    """Token cap of the repository map for a total budget."""
+    return clamp(budget * 35 // 100, 300, 3000)
+
+
+def _pick(symbols: list[Symbol], keywords: frozenset[str]) -> list[Symbol]:
+    def key(s: Symbol) -> tuple[int, int, int, str]:
+        parts = set(split_identifier(s.name)) | {s.name.lower()}
+        return (-len(parts & keywords), _KIND_ORDER.get(s.kind, 2), s.start_line, s.name)
+
+    top = sorted(symbols, key=key)[:_PER_FILE]
+    return sorted(top, key=lambda s: (s.start_line, s.name))
+
+
+class StructureSource:
+    """Repository map (``dependency_graph``) and symbol definitions (``symbol_context``)."""
+
+    name = "structure"
+
+    def gather(self, ctx: SourceContext) -> list[Candidate]:
+        if ctx.store is None:
+            return []
+        out: list[Candidate] = []
+        repo_map = self._map(ctx)
+        if repo_map is not None:
+            out.append(repo_map)
+        out.extend(self._symbols(ctx))
+        return out
+
+    def _map(self, ctx: SourceContext) -> Candidate | None:
+        store = ctx.store
+        assert store is not None
+        ranking = rank_files(ctx)
+        if not ranking.files:
+            return None
+        cap = map_cap(ctx.budget)
+        keywords = frozenset(ctx.trigger.keywords)
+        blocks: list[str] = []
+        listed: list[str] = []
+        used = 0
+        for rank in ranking.files[:200]:
+            text = ctx.read(rank.path)
+            if text is None:
+                continue
+            rows = text.splitlines()
+            lines = [rank.path + ":"]
+            for sym in _pick(store.symbols(path=rank.path), keywords):
+                if 1 <= sym.start_line <= len(rows):
+                    raw = rows[sym.start_line - 1].rstrip()
+                    if raw.strip():
+                        lines.append("│" + raw)
+            block = "\n".join(lines)
+            cost = ctx.tokenizer.count(block + "\n")
+            if used + cost > cap:
+                if used + ctx.tokenizer.count(lines[0] + "\n") <= cap:
+                    blocks.append(lines[0])
+                    listed.append(rank.path)
+                    used += ctx.tokenizer.count(lines[0] + "\n")
+                    continue
+                break
+            blocks.append(block)
+            listed.append(rank.path)
+            used += cost
+        if not blocks:
+            return None
+        listed_set = set(listed)
+        edges = sorted(
+            {(a, b) for a, b, _ in store.edges("import") if a in listed_set and b in listed_set}
+        )
+        return ctx.candidate(
+            kind="dependency_graph",
+            lane="structure",
+            path=".librarian/repo-map",
+            content="\n".join(blocks) + "\n",
+            title="Repository map (most relevant files first)",
+            relevance=750,
+            specificity=500,
+            risk=300,
+            recency_bucket=0,
+            edges=edges,
+        )
+
+    def _symbols(self, ctx: SourceContext) -> list[Candidate]:
+        store = ctx.store
+        assert store is not None
+        changed = set(ctx.changed_paths)
+        wanted: dict[str, int] = {}
+        for ident in ctx.trigger.identifiers:
+            name = ident.replace("/", ".").split(".")[-1]
+            if len(name) >= 3:
+                wanted.setdefault(name, 850)
+        for name in diff_identifiers(ctx, limit=15):
+            wanted.setdefault(name, 700)
+        cap = clamp(ctx.budget // 10, 120, 800)
+        found: list[tuple[int, Symbol]] = []
+        for name in sorted(wanted, key=lambda n: (-wanted[n], n)):
+            defs = [
+                s
+                for s in store.symbols(name=name)
+                if s.path not in changed and not ctx.sensitive(s.path)
+            ]
+            if not defs or len(defs) > 3:  # undefined here, or too ambiguous to help
+                continue
+            for sym in sorted(defs, key=lambda s: (s.path, s.start_line)):
+                found.append((wanted[name], sym))
+            if len(found) >= _MAX_SYMBOLS:
+                break
+        out: list[Candidate] = []
+        for relevance, sym in found[:_MAX_SYMBOLS]:
+            text = ctx.read(sym.path)
+            if text is None:
+                continue
+            rows = text.splitlines()
+            body = "\n".join(rows[sym.start_line - 1 : sym.end_line]) + "\n"
+            body = fit_prefix(ctx.tokenizer, body, cap)
+            if not body.strip():
+                continue
+            end = sym.start_line + max(0, body.count("\n") - 1)
+            out.append(
+                ctx.candidate(
+                    kind="symbol_context",
+                    lane="structure",
+                    path=sym.path,
+                    content=body,
+                    title=sym.path,
+                    discriminator=f"{sym.name}@{sym.start_line}",
+                    relevance=relevance,
+                    specificity=800,
+                    risk=400,
+                    recency_bucket=ctx.recency.get(sym.path, 0),
+                    lines=(sym.start_line, max(sym.start_line, end)),
+                    language=posixpath.splitext(sym.path)[1].lstrip(".") or None,
+                )
+            )
+        return out
