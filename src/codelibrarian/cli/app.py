@@ -22,8 +22,6 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "compose_cmds",  # compose, explain, replay, violations, vitals
     "query_cmds",  # query
     "index_cmds",  # index, map
-    "pack_cmds",  # pack, handoff, runs list | show
-    "serve_cmds",  # serve (MCP server)
 )
 
 app = typer.Typer(
