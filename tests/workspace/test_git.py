@@ -385,3 +385,11 @@ def test_subject_with_separators(tmp_path: Path) -> None:
             check=True,
         ).stdout.strip()
     )
+
+
+def test_recent_commits_path_is_literal_not_a_glob(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "r", {"a[1].py": "a\n", "b.py": "b\n"})
+    write_files(repo, {"b.py": "b2\n"})
+    commit_all(repo, "edit b")
+    assert [c.subject for c in recent_commits(repo, path="a[1].py")] == ["initial"]
+    assert recent_commits(repo, path="*.py") == ()

@@ -255,7 +255,7 @@ def recent_commits(root: Path, *, path: str | None = None, limit: int = 50) -> t
         "--",
     ]
     if path:
-        args.append(path)
+        args.append(f":(literal){path}")  # a path, not a glob pathspec
     out = _run(root, *args).decode("utf-8", "replace")
     return _parse_log(out)
 
