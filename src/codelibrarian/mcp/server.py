@@ -1,0 +1,252 @@
+"""``librarian serve``: the MCP server, built with the official ``mcp`` SDK.
+
+One server serves one repository through one :class:`~codelibrarian.api.Librarian`.
+Tools (``tools.py``) run in a worker thread, one at a time, so a long
+composition never blocks the protocol loop and the facade is never used from
+two threads at once. Before a tool that reads the index runs, the index is
+refreshed incrementally (changed files only), so a long-lived server never
+answers from a stale index.
+
+Errors: a :class:`~codelibrarian.errors.LibrarianError` becomes an MCP tool
+error whose text is the library's message and hint; arguments that fail the
+tool's JSON Schema become a tool error from the SDK; anything else becomes a
+tool error naming the exception type. In every case the server keeps serving.
+
+Output discipline: over stdio, stdout carries protocol messages only (the SDK
+diverts file descriptor 1 while it serves; the library never prints). Logs go
+to stderr and carry tool names, error codes, counts and durations — never
+paths, arguments or content.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+import sys
+import time
+import typing
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from .. import __version__
+from ..config import Config
+from ..errors import LibrarianError, NotFound, UsageError
+from . import resources as res
+from .tools import TOOLS
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
+    from ..api import Librarian
+
+__all__ = ["LOOPBACK_HOSTS", "Transport", "build_server", "serve"]
+
+Transport = Literal["stdio", "http"]
+LOOPBACK_HOSTS: tuple[str, ...] = ("127.0.0.1", "localhost", "::1")
+#: tools that read the index and so refresh it first
+_READS_INDEX = frozenset({"compose_context", "query_codebase", "build_context_pack"})
+#: tools that only read (MCP annotation hint)
+_READ_ONLY = frozenset({"query_codebase", "explain_decision"})
+
+logger = logging.getLogger("codelibrarian.mcp")
+
+_INSTRUCTIONS = (
+    "codelibrarian gives you the right context for a coding task under a hard token budget. "
+    "Start with compose_context(task) for a ready-made context pack; use query_codebase(intent) "
+    "to find code; build_context_pack(goal, agent) writes a Local Context Pack you can read as "
+    "resources://runs/{id}/context/{agent}.lcp.json; explain_decision(decision_id) says why "
+    "each artifact was chosen or left out; index_status() reports the index. Every tool takes "
+    "max_tokens and never returns more."
+)
+
+
+def _configure_logging(level: int) -> None:
+    """Our own stderr handler; the SDK's loggers stay at WARNING (they may quote messages)."""
+    if not any(getattr(h, "_codelibrarian", False) for h in logger.handlers):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s"))
+        handler._codelibrarian = True  # type: ignore[attr-defined]
+        logger.addHandler(handler)
+    logger.setLevel(level)
+    logger.propagate = False
+    for name in ("mcp", "uvicorn", "uvicorn.error", "uvicorn.access", "httpx"):
+        logging.getLogger(name).setLevel(logging.WARNING)
+
+
+class _Runner:
+    """Runs tool functions against one Librarian: serialized, off the event loop."""
+
+    def __init__(self, lib: Any) -> None:
+        self.lib = lib
+        self._lock: Any = None
+
+    async def call(self, name: str, fn: Callable[..., str], kwargs: dict[str, Any]) -> str:
+        import anyio
+        import anyio.to_thread
+        from mcp.server.mcpserver.exceptions import ToolError
+
+        if self._lock is None:
+            self._lock = anyio.Lock()
+        started = time.monotonic()
+        async with self._lock:
+            try:
+                text = await anyio.to_thread.run_sync(
+                    functools.partial(self._run, name, fn, kwargs)
+                )
+            except LibrarianError as exc:
+                logger.info("tool=%s error=%s ms=%d", name, exc.code, _ms(started))
+                raise ToolError(str(exc)) from None
+            except Exception as exc:
+                logger.error("tool=%s crash=%s ms=%d", name, type(exc).__name__, _ms(started))
+                raise ToolError(f"{name} failed: {type(exc).__name__}: {exc}") from None
+        logger.info("tool=%s ok chars=%d ms=%d", name, len(text), _ms(started))
+        return text
+
+    def _run(self, name: str, fn: Callable[..., str], kwargs: dict[str, Any]) -> str:
+        if name in _READS_INDEX:
+            self.lib.index()
+        return fn(self.lib, **kwargs)
+
+
+def _ms(started: float) -> int:
+    return int((time.monotonic() - started) * 1000)
+
+
+def _tool_signature(fn: Callable[..., str]) -> inspect.Signature:
+    """``fn``'s signature without its first (``lib``) parameter, annotations resolved."""
+    hints = typing.get_type_hints(fn, localns={"Librarian": object}, include_extras=True)
+    params = list(inspect.signature(fn).parameters.values())[1:]
+    return inspect.Signature(
+        [p.replace(annotation=hints[p.name]) for p in params], return_annotation=str
+    )
+
+
+def _register_tool(srv: MCPServer[Any], runner: _Runner, name: str, fn: Callable[..., str]) -> None:
+    from mcp.types import ToolAnnotations
+
+    async def tool(**kwargs: Any) -> str:
+        return await runner.call(name, fn, kwargs)
+
+    tool.__signature__ = _tool_signature(fn)  # type: ignore[attr-defined]
+    tool.__name__ = name
+    tool.__doc__ = fn.__doc__
+    srv.add_tool(
+        tool,
+        name=name,
+        description=inspect.cleandoc(fn.__doc__ or name),
+        annotations=ToolAnnotations(
+            read_only_hint=name in _READ_ONLY or None,
+            destructive_hint=False,
+            open_world_hint=False,
+        ),
+        structured_output=False,
+    )
+
+
+def _register_resources(srv: MCPServer[Any], lib: Librarian) -> None:
+    from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
+
+    def read(run_id: str, kind: str, name: str) -> str:
+        try:
+            text = res.read_artifact(lib, run_id, kind, name)
+        except NotFound as exc:
+            logger.info("resource=%s error=%s", kind, exc.code)
+            raise ResourceNotFoundError(str(exc)) from None
+        except UsageError as exc:
+            logger.info("resource=%s error=%s", kind, exc.code)
+            raise ResourceError(str(exc)) from None
+        logger.info("resource=%s ok chars=%d", kind, len(text))
+        return text
+
+    @srv.resource(
+        res.CONTEXT_TEMPLATE,
+        name="run_context_pack",
+        title="Local Context Pack of one agent of a run",
+        description="The LCP JSON that build_context_pack wrote for {agent} in run {id}.",
+        mime_type="application/json",
+    )
+    def context_pack(id: str, agent: str) -> str:
+        return read(id, "context", agent)
+
+    @srv.resource(
+        res.HANDOFF_TEMPLATE,
+        name="run_handoff",
+        title="Handoff document of a run",
+        description="The handoff JSON {name} of run {id}.",
+        mime_type="application/json",
+    )
+    def handoff(id: str, name: str) -> str:
+        return read(id, "handoff", name)
+
+    @srv.resource(
+        res.RUNS_INDEX_URI,
+        name="runs",
+        title="Runs of this workspace",
+        description="Every run with the resource URIs of its context packs and handoffs.",
+        mime_type="application/json",
+    )
+    def runs_index() -> str:
+        return res.runs_index_text(lib)
+
+
+def build_server(
+    repo: str | Path, *, config: Config | None = None, log_level: int = logging.INFO
+) -> MCPServer[Any]:
+    """An ``MCPServer`` with the five tools and the run resources, for ``repo``.
+
+    Returns the SDK's ``mcp.server.mcpserver.MCPServer`` (imported lazily, so
+    importing this module stays cheap); run it with :func:`serve`, or connect an
+    in-process ``mcp.Client(server)`` in tests.
+    """
+    from mcp.server.mcpserver import MCPServer
+
+    from ..api import Librarian
+
+    _configure_logging(log_level)
+    lib = Librarian(repo, config=config)
+    srv = MCPServer(
+        "codelibrarian",
+        title="codelibrarian",
+        instructions=_INSTRUCTIONS,
+        version=__version__,
+        log_level="WARNING",
+    )
+    runner = _Runner(lib)
+    for name, fn in TOOLS.items():
+        _register_tool(srv, runner, name, fn)
+    _register_resources(srv, lib)
+    logger.info("server ready tools=%d", len(TOOLS))
+    return srv
+
+
+def serve(
+    repo: str | Path,
+    *,
+    transport: Transport = "stdio",
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    config: Config | None = None,
+) -> None:
+    """Serve ``repo`` until the client disconnects (stdio) or the process is stopped (http).
+
+    Streamable HTTP listens on a loopback address only, at ``http://host:port/mcp``.
+    """
+    if transport not in ("stdio", "http"):
+        raise UsageError(f"unknown transport {transport!r}", hint="Use stdio or http.")
+    if transport == "http":
+        if host not in LOOPBACK_HOSTS:
+            raise UsageError(
+                f"refusing to listen on {host}: the server binds to loopback only",
+                hint="Use --host 127.0.0.1 (or ::1).",
+            )
+        if not 0 < port < 65536:
+            raise UsageError(f"invalid port {port}", hint="Use a port between 1 and 65535.")
+    srv = build_server(repo, config=config)
+    if transport == "stdio":
+        logger.info("serving transport=stdio")
+        srv.run("stdio")
+    else:
+        logger.info("serving transport=http port=%d", port)
+        srv.run("streamable-http", host=host, port=port)
