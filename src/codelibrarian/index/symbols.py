@@ -80,9 +80,14 @@ def extract(root: Any, query: Any, path: str, language: str) -> Extracted:
     refs: set[tuple[str, str, int]] = set()
     ref_nodes: list[tuple[int, int, str, str, int]] = []
     imports: list[tuple[int, dict[str, str]]] = []
-    for _, caps in QueryCursor(query).matches(root):
-        main = next((k for k in caps if not k.startswith(("_", "name", "parent"))), None)
-        if main is None:
+    mains: dict[int, str | None] = {}
+    for pattern, caps in QueryCursor(query).matches(root):
+        if pattern in mains:
+            main = mains[pattern]
+        else:
+            main = next((k for k in caps if not k.startswith(("_", "name", "parent"))), None)
+            mains[pattern] = main
+        if main is None or main not in caps:
             continue
         if main.startswith("import."):
             found = {k: _text(v[0]) for k, v in caps.items() if k.startswith("import.") and v}

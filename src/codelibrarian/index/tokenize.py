@@ -13,10 +13,6 @@ from functools import lru_cache
 __all__ = ["identifier_parts", "identifiers", "parts_text", "query_terms"]
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-#: identifiers with more than one part: an inner "_" or a lower/digit-to-upper step
-_COMPOUND = re.compile(
-    r"\b_*[A-Za-z0-9]*(?:[a-z0-9][A-Z]|[A-Z][A-Z][a-z]|[A-Za-z0-9]_+[A-Za-z0-9])[A-Za-z0-9_]*"
-)
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
 # an upper run followed by Capital+lower (HTTPResponse -> HTTP Response), Capitalised
 # words, lower runs, digit runs
@@ -45,10 +41,12 @@ def parts_text(*texts: str) -> str:
     """The FTS ``parts`` column: the parts of every compound identifier, sorted, unique."""
     idents: set[str] = set()
     for text in texts:
-        idents.update(_COMPOUND.findall(text))
+        idents.update(_IDENT.findall(text))
     seen: set[str] = set()
     for ident in idents:
-        seen.update(_parts(ident))
+        parts = _parts(ident)
+        if parts:
+            seen.update(parts)
     return " ".join(sorted(seen))
 
 
