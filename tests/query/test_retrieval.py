@@ -64,3 +64,11 @@ def test_keyword_off_dense_only() -> None:
     res = stage.execute(query("parse config"), PipelineContext("q"))
     assert [(c.chunk_id, c.origin) for c in res.output.candidates] == [(2, "dense")]
     assert store.calls == []  # keyword search never ran
+
+
+def test_rrf_list_weights() -> None:
+    full = rrf_fuse({"bm25": [1], "dense": [2]})
+    assert [c for c, _, _ in full] == [1, 2]  # equal scores: best rank ties, lower id
+    half = rrf_fuse({"bm25": [1], "dense": [2]}, {"dense": 500})
+    assert half[1] == (2, 500 * (RRF_SCALE // (RRF_K + 1)) // 1000, 1)
+    assert rrf_fuse({"bm25": [1], "dense": [2]}, {"bm25": 400})[0][0] == 2

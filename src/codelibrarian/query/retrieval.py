@@ -13,6 +13,7 @@ backbone here because it needs nothing optional, and vectors join when the
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,23 +33,30 @@ from .types import (
     StageResult,
 )
 
-__all__ = ["RRF_K", "RRF_SCALE", "RetrievalStage", "rrf_fuse"]
+__all__ = ["DENSE_WEIGHT_PERMILLE", "RRF_K", "RRF_SCALE", "RetrievalStage", "rrf_fuse"]
 
 RRF_K = 60
 RRF_SCALE = 1_000_000
+#: how much a dense rank counts against a BM25 rank in the fusion (per mille)
+DENSE_WEIGHT_PERMILLE = 1000
 
 
-def rrf_fuse(lists: dict[str, list[int]]) -> list[tuple[int, int, int]]:
+def rrf_fuse(
+    lists: dict[str, list[int]], weights: Mapping[str, int] | None = None
+) -> list[tuple[int, int, int]]:
     """Fuse ranked chunk-id lists: ``(chunk_id, fused score, best rank)``, best first.
 
-    ``lists`` maps a list name to chunk ids in rank order; names only matter for
-    determinism (they are visited sorted). Ties: best single rank, then chunk id.
+    ``lists`` maps a list name to chunk ids in rank order; ``weights`` (per mille,
+    default 1000) scale a list's contribution: ``weight x (RRF_SCALE // (RRF_K + r))
+    // 1000``. Lists are visited in name order; ties break by best single rank,
+    then chunk id.
     """
     fused: dict[int, int] = {}
     best: dict[int, int] = {}
     for name in sorted(lists):
+        weight = 1000 if weights is None else weights.get(name, 1000)
         for rank, cid in enumerate(lists[name], start=1):
-            fused[cid] = fused.get(cid, 0) + RRF_SCALE // (RRF_K + rank)
+            fused[cid] = fused.get(cid, 0) + weight * (RRF_SCALE // (RRF_K + rank)) // 1000
             best[cid] = min(best.get(cid, rank), rank)
     out = [(cid, score, best[cid]) for cid, score in fused.items()]
     out.sort(key=lambda t: (-t[1], t[2], t[0]))
@@ -62,6 +70,8 @@ class RetrievalStage:
     store: QueryStore
     dense: DenseIndex | None = None
     use_bm25: bool = True
+    #: the dense list's RRF weight per mille (None: ``DENSE_WEIGHT_PERMILLE``)
+    dense_weight: int | None = None
     #: how many hits to ask each retriever for, per requested result
     pool_factor: int = 5
     min_pool: int = 40
@@ -166,7 +176,8 @@ class RetrievalStage:
         context.progress(self.name, 2, 2, "fusion")
 
         candidates: list[Candidate] = []
-        for cid, fused, _best in rrf_fuse(lists):
+        weight = DENSE_WEIGHT_PERMILLE if self.dense_weight is None else self.dense_weight
+        for cid, fused, _best in rrf_fuse(lists, {"bm25": 1000, "dense": weight}):
             base = meta[cid]
             in_bm25 = cid in bm25_scores
             in_dense = cid in dense_scores
