@@ -402,3 +402,21 @@ def test_planted_corpus_recall_and_precision() -> None:
     assert result["kinds"] >= 20
     assert result["recall"] >= 0.99, result["missed_kinds"]
     assert result["false_positives"] == 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "text",
+    [
+        "-----BEGIN RSA PRIVATE KEY-----\n" * 30_000,  # BEGIN lines without END
+        "token" * 200_000,  # a needle repeated inside one long blob
+        "password=" * 100_000,
+    ],
+    ids=["begins-without-end", "needle-blob", "assignment-chain"],
+)
+def test_pathological_inputs_stay_linear(text: str) -> None:
+    import time
+
+    start = time.process_time()
+    assert scan_text(text) == ()
+    assert time.process_time() - start < 20  # quadratic behaviour took minutes here

@@ -321,8 +321,9 @@ def _find_telegram(text: str, _low: str) -> Iterator[_Hit]:
 
 _PEM_BEGIN = re.compile(r"-----BEGIN ((?:[A-Z0-9]+ )*)PRIVATE KEY( BLOCK)?-----")
 _PEM_END = re.compile(r"-----END ((?:[A-Z0-9]+ )*)PRIVATE KEY( BLOCK)?-----")
-_PEM_TAIL = re.compile(r"(?:\\[nr]|[\s\"',+|]|[A-Za-z0-9+/=:-])*")
+_PEM_TAIL = re.compile(r"(?:\\[nr]|[\s\"',+|]|[A-Za-z0-9+/=:]|-(?!----))*")
 _B64_RUN = re.compile(r"[A-Za-z0-9+/=]{16,}")
+_NO_END = re.compile(r"\Z")
 
 
 def _find_private_keys(text: str, _low: str) -> Iterator[_Hit]:
@@ -332,9 +333,14 @@ def _find_private_keys(text: str, _low: str) -> Iterator[_Hit]:
     mentions the header (parsers, docs) is not reported.
     """
     pos = 0
+    end_m: re.Match[str] | None = None
     while (m := _PEM_BEGIN.search(text, pos)) is not None:
-        end_m = _PEM_END.search(text, m.end(), m.end() + 64_000)
-        if end_m is not None:
+        if end_m is None or end_m.start() < m.end():
+            end_m = _PEM_END.search(text, m.end())  # once per END, not once per BEGIN
+            if end_m is None:
+                end_m = _NO_END.search(text, len(text))  # sentinel: no END anywhere after
+        nxt_begin = text.find("-----BEGIN", m.end())
+        if end_m is not None and end_m.group(0) and (nxt_begin < 0 or end_m.start() < nxt_begin):
             body, stop = text[m.end() : end_m.start()], end_m.end()
         else:  # a truncated block: the base64 lines that follow
             tail = _PEM_TAIL.match(text, m.end(), m.end() + 64_000)
@@ -366,7 +372,7 @@ def _find_url_credentials(text: str, low: str) -> Iterator[_Hit]:
     pos = low.find("://")
     while pos >= 0:
         s = pos
-        while s > 0 and low[s - 1] in _SCHEME_CHARS:
+        while s > max(0, pos - 40) and low[s - 1] in _SCHEME_CHARS:
             s -= 1
         scheme = low[s:pos].rpartition(":")[2]  # jdbc:postgresql -> postgresql
         rule = None
@@ -403,7 +409,7 @@ _GENERIC_NAME = re.compile(
     r"passw(?:or)?d|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|auth[_-]?key"
     r"|private[_-]?key|credential|signing[_-]?key|encryption[_-]?key|master[_-]?key"
 )
-_IDENT_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.")
+_IDENT_RUN = re.compile(r"[A-Za-z0-9_.\-]*")
 _ASSIGN = re.compile(
     r"""(?P<op>["']?\]?[ \t]*(?::[ \t]*[A-Za-z_][\w\[\]., |]{0,40}?[ \t]*)?"""
     r"""(?::=|=>|=(?!=)|:(?!:))|["']?[ \t]*\r?\n[ \t]*value[ \t]*:)[ \t]*"""
@@ -425,28 +431,29 @@ _LOCK_HASH = re.compile(r"(?:sha1|sha256|sha384|sha512|md5)[-:]", re.IGNORECASE)
 _HEX_LENGTHS = frozenset({32, 40, 56, 64, 96, 128})
 
 
+_MAX_NAME = 100  # longest variable name considered; bounds the work inside long blobs
+
+
 def _find_generic(text: str, low: str) -> Iterator[_Hit]:
     """``<name with password/secret/token/api_key/...> = "<random-looking value>"``."""
     seen: set[int] = set()
-    n = len(text)
     for needle in _GENERIC_NEEDLES:
         pos = low.find(needle)
         while pos >= 0:
-            s = pos
-            while s > 0 and text[s - 1] in _IDENT_CHARS:
-                s -= 1
-            nxt = low.find(needle, pos + 1)
-            if s in seen:
-                pos = nxt
+            # the identifier around the needle, found by the regex engine (C speed)
+            back = _IDENT_RUN.match(low[max(0, pos - _MAX_NAME - 1) : pos][::-1])
+            s = pos - (back.end() if back else 0)
+            fwd = _IDENT_RUN.match(text, pos + len(needle))
+            e = fwd.end() if fwd else pos + len(needle)
+            if e - s > 2 * _MAX_NAME or pos - s > _MAX_NAME:
+                pos = low.find(needle, e)  # inside a blob, not a variable name: skip it
                 continue
-            seen.add(s)
-            e = pos + len(needle)
-            while e < n and text[e] in _IDENT_CHARS:
-                e += 1
-            hit = _generic_at(text, low, s, e)
-            if hit is not None:
-                yield hit
-            pos = nxt
+            if s not in seen:
+                seen.add(s)
+                hit = _generic_at(text, low, s, e)
+                if hit is not None:
+                    yield hit
+            pos = low.find(needle, pos + 1)
 
 
 def _generic_at(text: str, low: str, s: int, e: int) -> _Hit | None:
@@ -463,8 +470,8 @@ def _generic_at(text: str, low: str, s: int, e: int) -> _Hit | None:
     value = am.group("qv") if quoted else am.group("uv")
     if not quoted:
         # a bare value must end its line (env, ini, yaml); "x: Type | None" is code
-        eol = text.find("\n", am.end())
-        rest = text[am.end() : len(text) if eol < 0 else eol].strip()
+        eol = text.find("\n", am.end(), am.end() + 400)
+        rest = text[am.end() : am.end() + 400 if eol < 0 else eol].strip()
         if rest and not rest.startswith("#"):
             return None
     if not _generic_value_ok(value, quoted=quoted):
