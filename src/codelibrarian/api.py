@@ -286,9 +286,9 @@ class Librarian:
         self._store: Any = None
         self._indexed = False
         self._signature: tuple[Any, ...] | None = None
+        self._head: str | None = None
         self._is_git: bool | None = None
         self._commit_times: tuple[str | None, dict[str, int]] | None = None
-        self._sensitive: dict[str, bool] = {}
         self._memo: dict[str, Any] = {}
 
     # ------------------------------------------------------------------ index
@@ -366,7 +366,9 @@ class Librarian:
         now = int(time.time()) if as_of is None else int(as_of)
         self._ensure_index(refresh=refresh, progress=progress)
         is_git = self._git()
-        commitish = head_commit(self.root) if is_git else None
+        commitish = self._head if is_git and refresh else None
+        if is_git and commitish is None:
+            commitish = head_commit(self.root)
         trigger = Trigger.create(
             task,
             as_of=now,
@@ -444,7 +446,8 @@ class Librarian:
                 entries.append((rel, st.st_size, st.st_mtime_ns))
             except OSError:
                 entries.append((rel, -1, -1))
-        return (head_commit(self.root), tuple(sorted(entries)))
+        self._head = head_commit(self.root)
+        return (self._head, tuple(sorted(entries)))
 
     def _changes(self, trigger: Trigger) -> tuple[FileDiff, ...]:
         change = trigger.change
@@ -471,11 +474,7 @@ class Librarian:
         return {p: recency_bucket(as_of - ts) for p, ts in sorted(times.items())}
 
     def _is_sensitive(self, path: str) -> bool:
-        hit = self._sensitive.get(path)
-        if hit is None:
-            hit = self._policy.is_sensitive(path)
-            self._sensitive[path] = hit
-        return hit
+        return self._policy.is_sensitive(path)
 
     def _gather(
         self, trigger: Trigger, total: int
@@ -483,7 +482,13 @@ class Librarian:
         self.state.ensure()
         store = self._open_store()
         changes = self._changes(trigger)
-        files = tuple(sorted(r.path for r in store.files()))
+        generation = store.generation()
+        if self._memo.get("generation") != generation:
+            self._memo = {"generation": generation}
+        files = self._memo.get("files")
+        if files is None:
+            files = tuple(sorted(r.path for r in store.files()))
+            self._memo["files"] = files
         ctx = SourceContext(
             root=self.root,
             config=self.config,
@@ -498,10 +503,8 @@ class Librarian:
             recency=self._recency(trigger.as_of, trigger.commitish),
             is_sensitive=self._is_sensitive,
         )
-        generation = store.generation()
-        if self._memo.get("generation") != generation:
-            self._memo = {"generation": generation}
         ctx.memo["shared"] = self._memo
+        ctx.share_texts(self._memo.setdefault("texts", {}), self._memo.setdefault("lines", {}))
         vitals = measure(
             changed_lines=changed_line_count(changes),
             events_path=self.state.events_path,
@@ -526,9 +529,13 @@ class Librarian:
         return self._sources
 
     def _fingerprint(self, store: Any) -> str:
-        return workspace_fingerprint(
-            self.state.secret(), ((r.path, r.content_hash) for r in store.files())
-        )
+        cached = self._memo.get("fingerprint")
+        if cached is None:
+            cached = workspace_fingerprint(
+                self.state.secret(), ((r.path, r.content_hash) for r in store.files())
+            )
+            self._memo["fingerprint"] = cached
+        return str(cached)
 
     def _prepare(
         self, trigger: Trigger, total: int

@@ -85,12 +85,15 @@ class PolicyEngine:
     def __init__(self, config: Config) -> None:
         self._config = config
         self._extra = tuple(config.policy.sensitive_patterns)
+        self._rules: dict[str, str | None] = {}
 
     def sensitive_rule(self, path: str) -> str | None:
         """The sensitive-path rule ``path`` matches, or None."""
         if not path or path.startswith(".librarian/"):
             return None
-        return is_sensitive_path(path, self._extra)
+        if path not in self._rules:
+            self._rules[path] = is_sensitive_path(path, self._extra)
+        return self._rules[path]
 
     def is_sensitive(self, path: str) -> bool:
         return self.sensitive_rule(path) is not None

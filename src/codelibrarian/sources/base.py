@@ -142,6 +142,7 @@ class SourceContext:
     is_sensitive: Callable[[str], bool] | None = None
     memo: dict[str, Any] = field(default_factory=dict)
     _texts: dict[str, str | None] = field(default_factory=dict)
+    _lines: dict[str, list[str]] = field(default_factory=dict)
     _file_set: frozenset[str] = field(default=frozenset())
 
     def __post_init__(self) -> None:
@@ -171,6 +172,27 @@ class SourceContext:
             text = None if b"\x00" in data[:8192] else data.decode("utf-8", "replace")
         self._texts[rel] = text
         return text
+
+    def share_texts(self, texts: dict[str, str | None], lines: dict[str, list[str]]) -> None:
+        """Use caches that outlive this composition (valid while the index generation is)."""
+        self._texts = texts
+        self._lines = lines
+
+    def lines(self, rel: str) -> list[str]:
+        """The file's lines (cached; empty when it cannot be read as text)."""
+        rows = self._lines.get(rel)
+        if rows is None:
+            rows = (self.read(rel) or "").splitlines()
+            self._lines[rel] = rows
+        return rows
+
+    def file_tokens(self, rel: str) -> int:
+        """Token count of a whole file: the index's when it has one, else counted."""
+        if self.store is not None:
+            record = self.store.file(rel)
+            if record is not None:
+                return int(record.tokens)
+        return self.tokenizer.count(self.read(rel) or "")
 
     @property
     def changed_paths(self) -> tuple[str, ...]:

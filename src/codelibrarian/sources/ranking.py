@@ -29,7 +29,9 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..index.graph import combine, pagerank
+import numpy as np
+
+from ..index.graph import combine
 from ..index.records import ChunkHit
 from ..trigger import split_identifier
 from .base import SourceContext
@@ -41,6 +43,7 @@ _TASK_HITS = 400
 _DIFF_HITS = 200
 _SEEDS_FROM_TEXT = 10
 _W_TEXT, _W_PATH, _W_GRAPH, _W_RECENCY = 50, 15, 30, 5
+_PR_ITERATIONS = 60
 
 _CODE_TEXT = """
     self cls this true false none null nil return def class function func fn var let const
@@ -143,6 +146,66 @@ def _graph_edges(ctx: SourceContext) -> list[tuple[str, str, int]]:
     return result
 
 
+@dataclass(frozen=True, slots=True)
+class _Graph:
+    """The combined graph as arrays, built once per index generation."""
+
+    order: tuple[str, ...]
+    index: dict[str, int]
+    src: np.ndarray
+    dst: np.ndarray
+    norm: np.ndarray
+    dangling: np.ndarray
+
+
+def _graph(ctx: SourceContext) -> _Graph:
+    shared = ctx.memo.setdefault("shared", {})
+    cached = shared.get("ranking.graph")
+    if isinstance(cached, _Graph):
+        return cached
+    edges = _graph_edges(ctx)
+    order = tuple(sorted({a for a, _, _ in edges} | {b for _, b, _ in edges}))
+    index = {name: i for i, name in enumerate(order)}
+    n = len(order)
+    src = np.fromiter((index[a] for a, _, _ in edges), dtype=np.int64, count=len(edges))
+    dst = np.fromiter((index[b] for _, b, _ in edges), dtype=np.int64, count=len(edges))
+    wts = np.fromiter((w for _, _, w in edges), dtype=np.float64, count=len(edges))
+    out = np.bincount(src, weights=wts, minlength=n) if n else np.zeros(0)
+    norm = wts / out[src] if len(edges) else np.zeros(0)
+    graph = _Graph(order, index, src, dst, norm, out == 0)
+    shared["ranking.graph"] = graph
+    return graph
+
+
+def _pagerank(ctx: SourceContext, seeds: dict[str, int]) -> dict[str, int]:
+    """Personalized PageRank (damping 0.85) in parts per million, over cached arrays.
+
+    The same walk as ``index.graph.pagerank`` (combined edges are already merged and
+    sorted), without rebuilding the arrays for every composition.
+    """
+    g = _graph(ctx)
+    n = len(g.order)
+    if n == 0:
+        return {}
+    p = np.zeros(n, dtype=np.float64)
+    for name in sorted(seeds):
+        i = g.index.get(name)
+        if i is not None and seeds[name] > 0:
+            p[i] = float(seeds[name])
+    total = p.sum()
+    p = np.full(n, 1.0 / n) if total <= 0 else p / total
+    r = p.copy()
+    for _ in range(_PR_ITERATIONS):
+        flow = np.bincount(g.dst, weights=r[g.src] * g.norm, minlength=n)
+        nxt = 0.85 * (flow + r[g.dangling].sum() * p) + 0.15 * p
+        delta = float(np.abs(nxt - r).sum())
+        r = nxt
+        if delta < 1e-9:
+            break
+    ppm = np.rint(r * 1_000_000).astype(np.int64)
+    return {name: int(ppm[i]) for i, name in enumerate(g.order)}
+
+
 def rank_files(ctx: SourceContext) -> Ranking:
     """The ranking for this composition (computed once; empty without an index)."""
     cached = ctx.memo.get("ranking")
@@ -186,14 +249,18 @@ def _rank(ctx: SourceContext) -> Ranking:
     top_text = sorted(text, key=lambda p: (-text[p], p))[:_SEEDS_FROM_TEXT]
     for path in top_text:
         seeds[path] = max(seeds.get(path, 0), 1, text[path])
-    edges = _graph_edges(ctx)
-    ranks = pagerank(edges, seeds or None, nodes=()) if edges else {}
+    ranks = _pagerank(ctx, seeds)
     non_seed = {p: r for p, r in ranks.items() if p not in changed and p not in ctx.trigger.files}
     graph = _normalize(non_seed)
 
     kw = set(keywords)
-    rule_files = {p for p, _ in find_rule_files(ctx.files, ctx.config.rules.files)}
-    rule_files.update(ctx.config.policy.constraint_docs)
+    shared = ctx.memo.setdefault("shared", {})
+    rule_files = shared.get("ranking.rule_files")
+    if rule_files is None:
+        rule_files = {p for p, _ in find_rule_files(ctx.files, ctx.config.rules.files)}
+        rule_files.update(ctx.config.policy.constraint_docs)
+        shared["ranking.rule_files"] = rule_files
+    path_parts: dict[str, frozenset[str]] = shared.setdefault("ranking.path_parts", {})
     candidates = set(text) | {p for p, _ in sorted(graph.items(), key=lambda x: -x[1])[:200]}
     candidates |= set(ctx.trigger.files)
     files: list[FileRank] = []
@@ -206,9 +273,12 @@ def _rank(ctx: SourceContext) -> Ranking:
             if path in text or path in ctx.trigger.files:
                 sensitive.append(path)
             continue
-        parts = set(split_identifier(path)) | {
-            posixpath.splitext(posixpath.basename(path))[0].lower()
-        }
+        parts = path_parts.get(path)
+        if parts is None:
+            parts = frozenset(split_identifier(path)) | {
+                posixpath.splitext(posixpath.basename(path))[0].lower()
+            }
+            path_parts[path] = parts
         path_match = min(1000, 350 * len(kw & parts))
         recency = ctx.recency.get(path, 0) * 200
         g = graph.get(path, 0)

@@ -45,8 +45,7 @@ def per_file_cap(budget: int) -> int:
     return clamp(budget // 8, 150, 1200)
 
 
-def _lines(text: str, a: int, b: int) -> str:
-    rows = text.splitlines()
+def _lines(rows: list[str], a: int, b: int) -> str:
     return "\n".join(rows[a - 1 : b]) + "\n"
 
 
@@ -105,8 +104,9 @@ class RetrievedSource:
             return []
         recency = ctx.recency.get(rank.path, 0)
         lang = _language(rank.path)
-        n_lines = max(1, len(text.splitlines()))
-        if ctx.tokenizer.count(text) <= cap:
+        rows = ctx.lines(rank.path)
+        n_lines = max(1, len(rows))
+        if ctx.file_tokens(rank.path) <= cap:
             return [
                 ctx.candidate(
                     kind="semantic_match",
@@ -125,7 +125,7 @@ class RetrievedSource:
         out: list[Candidate] = []
         hits = self._distinct(rank.hits)[:3]
         for index, hit in enumerate(hits):
-            body = fit_prefix(ctx.tokenizer, _lines(text, hit.start_line, hit.end_line), cap)
+            body = fit_prefix(ctx.tokenizer, _lines(rows, hit.start_line, hit.end_line), cap)
             if not body.strip():
                 continue
             end = hit.start_line + max(0, body.count("\n") - 1)
@@ -174,15 +174,23 @@ class RetrievedSource:
         by_stem: dict[str, list[str]] = defaultdict(list)
         for path in targets:
             by_stem[_stem(path)].append(path)
+        shared = ctx.memo.setdefault("shared", {})
+        test_files = shared.get("retrieved.tests")
+        if test_files is None:
+            import_edges = ctx.store.edges("import") if ctx.store is not None else []
+            test_files = (
+                tuple(p for p in ctx.files if is_test_path(p)),
+                tuple((a, b) for a, b, _ in import_edges if is_test_path(a)),
+            )
+            shared["retrieved.tests"] = test_files
         imports: dict[str, set[str]] = defaultdict(set)
-        if ctx.store is not None:
-            for src, dst, _ in ctx.store.edges("import"):
-                if dst in targets:
-                    imports[src].add(dst)
+        for src, dst in test_files[1]:
+            if dst in targets:
+                imports[src].add(dst)
         ranked = {t.path: t for t in tests}
         related: dict[str, int] = {}
-        for path in ctx.files:
-            if not is_test_path(path) or ctx.sensitive(path):
+        for path in test_files[0]:
+            if ctx.sensitive(path):
                 continue
             linked = set(imports.get(path, ())) | set(by_stem.get(_test_stems(path), ()))
             if linked:
@@ -194,8 +202,9 @@ class RetrievedSource:
                 continue
             found = ranked.get(path)
             hit = self._distinct(found.hits)[0] if found and found.hits else None
-            a, b = (hit.start_line, hit.end_line) if hit else (1, len(text.splitlines()))
-            body = fit_prefix(ctx.tokenizer, _lines(text, a, b), cap)
+            rows = ctx.lines(path)
+            a, b = (hit.start_line, hit.end_line) if hit else (1, len(rows))
+            body = fit_prefix(ctx.tokenizer, _lines(rows, a, b), cap)
             if not body.strip():
                 continue
             end = a + max(0, body.count("\n") - 1)

@@ -19,6 +19,7 @@ the definitions of the symbols they name.
 
 from __future__ import annotations
 
+import functools
 import posixpath
 
 from ..composer.types import Candidate
@@ -40,9 +41,14 @@ def map_cap(budget: int) -> int:
     return clamp(budget * 35 // 100, 300, 3000)
 
 
+@functools.lru_cache(maxsize=65536)
+def _name_parts(name: str) -> frozenset[str]:
+    return frozenset(split_identifier(name)) | {name.lower()}
+
+
 def _pick(symbols: list[Symbol], keywords: frozenset[str]) -> list[Symbol]:
     def key(s: Symbol) -> tuple[int, int, int, str]:
-        parts = set(split_identifier(s.name)) | {s.name.lower()}
+        parts = _name_parts(s.name)
         return (-len(parts & keywords), _KIND_ORDER.get(s.kind, 2), s.start_line, s.name)
 
     top = sorted(symbols, key=key)[:_PER_FILE]
@@ -76,10 +82,7 @@ class StructureSource:
         listed: list[str] = []
         used = 0
         for rank in ranking.files[:200]:
-            text = ctx.read(rank.path)
-            if text is None:
-                continue
-            rows = text.splitlines()
+            rows = ctx.lines(rank.path)
             lines = [rank.path + ":"]
             for sym in _pick(store.symbols(path=rank.path), keywords):
                 if 1 <= sym.start_line <= len(rows):
@@ -144,10 +147,9 @@ class StructureSource:
                 break
         out: list[Candidate] = []
         for relevance, sym in found[:_MAX_SYMBOLS]:
-            text = ctx.read(sym.path)
-            if text is None:
+            rows = ctx.lines(sym.path)
+            if not rows:
                 continue
-            rows = text.splitlines()
             body = "\n".join(rows[sym.start_line - 1 : sym.end_line]) + "\n"
             body = fit_prefix(ctx.tokenizer, body, cap)
             if not body.strip():
