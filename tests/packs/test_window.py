@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from tests.helpers import make_repo, run_cli
 
 from codelibrarian.errors import UsageError
 from codelibrarian.packs.window import (
@@ -23,6 +22,7 @@ from codelibrarian.packs.window import (
     truncate_to_tokens,
 )
 from codelibrarian.tokens import get_tokenizer
+from tests.helpers import make_repo, run_cli
 
 TOK = get_tokenizer("gpt-4o")
 # bpe-openai 0.1.4 calls the deprecated importlib.resources.open_binary on first use;
