@@ -74,6 +74,9 @@ async def _script(client: Client, record: dict[str, Any]) -> None:
     record["query"] = await client.call_tool(
         "query_codebase", {"intent": "retry backoff for the http client", "semantic": False}
     )
+    record["query_secret"] = await client.call_tool(
+        "query_codebase", {"intent": "AWS region settings timeout", "semantic": False}
+    )
     record["status"] = await client.call_tool("index_status", {"refresh": True})
     record["pack"] = await client.call_tool(
         "build_context_pack", {"goal": TASK, "agent": "Implementer"}
@@ -306,10 +309,15 @@ def test_index_status_reports_counts(run: dict[str, Any]) -> None:
 
 
 def test_no_secret_leaves_through_any_tool(run: dict[str, Any]) -> None:
-    texts = [_text(run[k]) for k in ("compose", "explain", "query", "status")]
+    texts = [_text(run[k]) for k in ("compose", "explain", "query", "query_secret", "status")]
     texts += [_text(r) for _n, _c, r in run["budgeted"]]
     for secret in SECRETS:
         assert not any(secret in t for t in texts)
+    # the settings file is found, its code shown, its secrets redacted span by span
+    found = json.loads(_text(run["query_secret"]))["results"]
+    settings = next(r for r in found if r["path"] == "config/settings.py")
+    code = "".join(settings["code"])
+    assert 'REGION = "eu-west-1"' in code and "[REDACTED:" in code
 
 
 @pytest.mark.skipif(not hasattr(Librarian, "pack"), reason="Librarian.pack() is not in the tree")

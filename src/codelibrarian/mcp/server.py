@@ -50,6 +50,9 @@ _READS_INDEX = frozenset({"compose_context", "query_codebase", "build_context_pa
 #: tools that only read (MCP annotation hint)
 _READ_ONLY = frozenset({"query_codebase", "explain_decision"})
 
+#: longest error text returned to the client (about 500 tokens)
+_MAX_ERROR_CHARS = 2000
+
 logger = logging.getLogger("codelibrarian.mcp")
 
 _INSTRUCTIONS = (
@@ -97,10 +100,10 @@ class _Runner:
                 )
             except LibrarianError as exc:
                 logger.info("tool=%s error=%s ms=%d", name, exc.code, _ms(started))
-                raise ToolError(str(exc)) from None
+                raise ToolError(_clip(str(exc))) from None
             except Exception as exc:
                 logger.error("tool=%s crash=%s ms=%d", name, type(exc).__name__, _ms(started))
-                raise ToolError(f"{name} failed: {type(exc).__name__}: {exc}") from None
+                raise ToolError(_clip(f"{name} failed: {type(exc).__name__}: {exc}")) from None
         logger.info("tool=%s ok chars=%d ms=%d", name, len(text), _ms(started))
         return text
 
@@ -108,6 +111,11 @@ class _Runner:
         if name in _READS_INDEX:
             self.lib.index()
         return fn(self.lib, **kwargs)
+
+
+def _clip(message: str) -> str:
+    """Error texts are short, but an error must not flood the context either."""
+    return message if len(message) <= _MAX_ERROR_CHARS else message[:_MAX_ERROR_CHARS] + " [...]"
 
 
 def _ms(started: float) -> int:
