@@ -236,11 +236,12 @@ def shape_budget(
 
     With the default lanes, mins and maxes scale with ``total / 8000`` (the
     defaults are written for 8,000 tokens), so a 2,000-token pack does not reserve
-    1,000 tokens for a local lane it may not need. Then the budget no lane can use
-    (``total`` minus each lane's ``min(max, available)``) is added to the maxima of
-    the retrieved (65%) and structure (35%) lanes, which always have more to give.
-    Configured (non-default) lanes keep their numbers; mins are scaled down only
-    when they no longer fit ``total``.
+    1,000 tokens for a local lane it may not need. Then the room no lane can use
+    (``total`` minus each lane's ``min(max, available)``) is lent to the retrieved
+    and structure lanes, which usually have more to give: in proportion to what
+    each still has beyond its maximum (65% / 35% when both have plenty), never
+    more than that. Configured (non-default) lanes keep their numbers; mins are
+    scaled down only when they no longer fit ``total``.
     """
     lanes: dict[str, LaneBudget] = {}
     for name in LANES:
@@ -256,17 +257,16 @@ def shape_budget(
             n: LaneBudget(min=s.min * total // sum_mins, max=s.max, priority=s.priority)
             for n, s in lanes.items()
         }
-    elastic = dict(_ELASTIC)
-    used = sum(
-        lanes[n].max if n in elastic else min(lanes[n].max, available.get(n, 0)) for n in LANES
-    )
+    used = sum(min(lanes[n].max, available.get(n, 0)) for n in LANES)
     spare = max(0, total - used)
-    if spare:
-        for name, share in _ELASTIC:
+    demand = {n: max(0, available.get(n, 0) - lanes[n].max) for n, _ in _ELASTIC}
+    weighted = {n: demand[n] * share for n, share in _ELASTIC}
+    weight_sum = sum(weighted.values())
+    if spare and weight_sum:
+        for name, _ in _ELASTIC:
+            extra = min(demand[name], spare * weighted[name] // weight_sum)
             s = lanes[name]
-            lanes[name] = LaneBudget(
-                min=s.min, max=min(total, s.max + spare * share // 1000), priority=s.priority
-            )
+            lanes[name] = LaneBudget(min=s.min, max=min(total, s.max + extra), priority=s.priority)
     return BudgetConfig(total_tokens=total, lanes=lanes)
 
 
@@ -600,8 +600,7 @@ class Librarian:
         if record:
             DecisionLog(self.state.decisions_dir).append(composition.record)
             decision_id = composition.decision_id
-            self._write_sidecar(decision_id, trigger, total=total, fmt=fmt)
-        return self._result(
+        result = self._result(
             composition=composition,
             candidates=candidates,
             outcome=outcome,
@@ -612,6 +611,9 @@ class Librarian:
             decision_id=decision_id,
             reveal=reveal,
         )
+        if decision_id is not None:
+            self._write_sidecar(decision_id, trigger, total=total, fmt=fmt, files=result.files)
+        return result
 
     def _result(
         self,
@@ -690,11 +692,22 @@ class Librarian:
             raise NotFound(f"no decision {decision_id!r}", hint="Check the decision id.")
         return self.state.decisions_dir / _PRIVATE_DIR / f"{decision_id}.json"
 
-    def _write_sidecar(self, decision_id: str, trigger: Trigger, *, total: int, fmt: str) -> None:
-        """Private replay inputs (task, diff, files): kept apart from the path-free record."""
+    def _write_sidecar(
+        self, decision_id: str, trigger: Trigger, *, total: int, fmt: str, files: Sequence[str]
+    ) -> None:
+        """Private replay inputs (task, diff, files) and the files the pack showed.
+
+        Kept apart from the path-free decision record, inside the git-ignored state
+        folder; the history lane reads earlier ones as decision snapshots.
+        """
         path = self._sidecar_path(decision_id)
         path.parent.mkdir(parents=True, exist_ok=True)
-        data = {"trigger": trigger.to_dict(), "budget": total, "format": fmt}
+        data = {
+            "trigger": trigger.to_dict(),
+            "budget": total,
+            "format": fmt,
+            "files": list(files),
+        }
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(data, sort_keys=True) + "\n", encoding="utf-8")
         tmp.replace(path)

@@ -28,3 +28,22 @@ def test_sessions_and_learnings(tmp_path: Path, make_ctx: MakeCtx) -> None:
     assert sessions[0].recency_bucket == 4
     assert [c.text() for c in learnings] == ["When retry loops: use backoff"]
     assert learnings[0].relevance > 200
+
+
+def test_decision_snapshots_come_from_earlier_compositions(tmp_path: Path) -> None:
+    from codelibrarian.api import Librarian
+
+    root = make_repo(
+        tmp_path / "s",
+        {"retry.py": "def backoff(attempt):\n    return 2 ** attempt\n", "other.py": "x = 1\n"},
+    )
+    with Librarian(root) as lib:
+        lib.compose("make backoff retry exponential", budget=3000, as_of=AS_OF - 600)
+        later = lib.compose("retry backoff jitter", budget=3000, as_of=AS_OF)
+        same_time = lib.compose("another retry task", budget=3000, as_of=AS_OF - 600)
+    snaps = [a for a in later.artifacts if a.kind == "session_history"]
+    assert len(snaps) == 1
+    assert "Earlier task: make backoff retry exponential" in later.text
+    assert "retry.py" in later.text.split("Earlier task:")[1]
+    # only strictly earlier compositions count, so a replay sees what the original saw
+    assert not any(a.kind == "session_history" for a in same_time.artifacts)
