@@ -6,7 +6,8 @@ Capture conventions of our ``queries/*.scm`` files:
   an optional ``@parent`` names the owner explicitly (Go receivers, ``A::f``).
 * ``@scope.<kind>`` marks a container that is not a symbol itself (a Rust
   ``impl``) but names the parent of the definitions inside it.
-* ``@reference.<kind>`` marks a use, ``@name`` the identifier used.
+* ``@reference.<kind>`` captures the identifier used (the most frequent match, so
+  it is one capture: no dictionary lookups beyond the first).
 * ``@import.*`` captures the pieces of an import; ``imports.py`` interprets them.
 * Captures starting with ``_`` only serve predicates.
 
@@ -78,8 +79,8 @@ def extract(root: Any, query: Any, path: str, language: str) -> Extracted:
     defs: dict[tuple[int, int, str], _Def] = {}
     def_name_nodes: set[tuple[int, int]] = set()
     refs: set[tuple[str, str, int]] = set()
-    ref_nodes: list[tuple[int, int, str, str, int]] = []
     imports: list[tuple[int, dict[str, str]]] = []
+    ref_nodes: list[tuple[Any, str]] = []
     mains: dict[int, str | None] = {}
     for pattern, caps in QueryCursor(query).matches(root):
         if pattern in mains:
@@ -88,6 +89,9 @@ def extract(root: Any, query: Any, path: str, language: str) -> Extracted:
             main = next((k for k in caps if not k.startswith(("_", "name", "parent"))), None)
             mains[pattern] = main
         if main is None or main not in caps:
+            continue
+        if main.startswith("reference."):
+            ref_nodes.append((caps[main][0], main[10:]))
             continue
         if main.startswith("import."):
             found = {k: _text(v[0]) for k, v in caps.items() if k.startswith("import.") and v}
@@ -118,13 +122,12 @@ def extract(root: Any, query: Any, path: str, language: str) -> Extracted:
                     main.startswith("scope."),
                 )
             def_name_nodes.add((name_node.start_byte, name_node.end_byte))
-        elif main.startswith("reference."):
-            ref_nodes.append(
-                (name_node.start_byte, name_node.end_byte, name, kind, name_node.start_point[0])
-            )
-    for start, end, name, kind, row in ref_nodes:
-        if (start, end) not in def_name_nodes and len(name) > 1:
-            refs.add((name, kind, row + 1))
+    for node, kind in ref_nodes:
+        if (node.start_byte, node.end_byte) in def_name_nodes:
+            continue
+        name = _text(node).strip()
+        if len(name) > 1:
+            refs.add((name, kind, node.start_point[0] + 1))
     symbols = _resolve_parents(sorted(defs.values(), key=lambda d: (d.start, -d.end, d.name)))
     out_syms = tuple(
         Symbol(

@@ -15,9 +15,10 @@
 (preproc_function_def name: (identifier) @name) @definition.macro
 (enumerator name: (identifier) @name) @definition.constant
 
-(call_expression function: (identifier) @name) @reference.call
-(call_expression function: (field_expression field: (field_identifier) @name)) @reference.call
-(type_identifier) @name @reference.type
-
 (preproc_include path: (string_literal) @import.spec)
 (preproc_include path: (system_lib_string) @import.system)
+
+; references
+(call_expression function: (identifier) @reference.call)
+(call_expression function: (field_expression field: (field_identifier) @reference.call))
+(type_identifier) @reference.type

@@ -28,10 +28,11 @@
 (preproc_def name: (identifier) @name) @definition.constant
 (preproc_function_def name: (identifier) @name) @definition.macro
 
-(call_expression function: (identifier) @name) @reference.call
-(call_expression function: (qualified_identifier name: (identifier) @name)) @reference.call
-(call_expression function: (field_expression field: (field_identifier) @name)) @reference.call
-(type_identifier) @name @reference.type
-
 (preproc_include path: (string_literal) @import.spec)
 (preproc_include path: (system_lib_string) @import.system)
+
+; references
+(call_expression function: (identifier) @reference.call)
+(call_expression function: (qualified_identifier name: (identifier) @reference.call))
+(call_expression function: (field_expression field: (field_identifier) @reference.call))
+(type_identifier) @reference.type

@@ -17,13 +17,14 @@
   (variable_declaration (variable_declarator name: (identifier) @name))
   (#eq? @_const "const")) @definition.constant
 
-(invocation_expression function: (identifier) @name) @reference.call
-(invocation_expression function: (member_access_expression name: (identifier) @name)) @reference.call
-(object_creation_expression type: (identifier) @name) @reference.class
-(base_list (identifier) @name) @reference.class
-(variable_declaration type: (identifier) @name) @reference.type
-(parameter type: (identifier) @name) @reference.type
-(method_declaration returns: (identifier) @name) @reference.type
-
 (using_directive (identifier) @import.spec)
 (using_directive (qualified_name) @import.spec)
+
+; references
+(invocation_expression function: (identifier) @reference.call)
+(invocation_expression function: (member_access_expression name: (identifier) @reference.call))
+(object_creation_expression type: (identifier) @reference.class)
+(base_list (identifier) @reference.class)
+(variable_declaration type: (identifier) @reference.type)
+(parameter type: (identifier) @reference.type)
+(method_declaration returns: (identifier) @reference.type)

@@ -16,10 +16,11 @@
 (source_file (const_declaration (const_spec name: (identifier) @name) @definition.constant))
 (source_file (var_declaration (var_spec name: (identifier) @name) @definition.constant))
 
-(call_expression function: (identifier) @name) @reference.call
-(call_expression function: (selector_expression field: (field_identifier) @name)) @reference.call
-(type_identifier) @name @reference.type
-(selector_expression operand: (identifier) field: (field_identifier) @name) @reference.attribute
-
 (import_spec path: (interpreted_string_literal) @import.spec)
 (import_spec path: (raw_string_literal) @import.spec)
+
+; references
+(call_expression function: (identifier) @reference.call)
+(call_expression function: (selector_expression field: (field_identifier) @reference.call))
+(type_identifier) @reference.type
+(selector_expression operand: (identifier) field: (field_identifier) @reference.attribute)

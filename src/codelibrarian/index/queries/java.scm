@@ -13,11 +13,12 @@
   (#match? @_mods "static")
   (#match? @_mods "final")) @definition.constant
 
-(method_invocation name: (identifier) @name) @reference.call
-(object_creation_expression type: (type_identifier) @name) @reference.class
-(superclass (type_identifier) @name) @reference.class
-(super_interfaces (type_list (type_identifier) @name)) @reference.interface
-(type_identifier) @name @reference.type
-
 (import_declaration (scoped_identifier) @import.spec)
 (import_declaration (scoped_identifier) @import.wildcard (asterisk))
+
+; references
+(method_invocation name: (identifier) @reference.call)
+(object_creation_expression type: (type_identifier) @reference.class)
+(superclass (type_identifier) @reference.class)
+(super_interfaces (type_list (type_identifier) @reference.interface))
+(type_identifier) @reference.type

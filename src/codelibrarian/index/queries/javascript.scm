@@ -4,7 +4,6 @@
 (generator_function_declaration name: (identifier) @name) @definition.function
 (class_declaration name: (_) @name) @definition.class
 (method_definition name: (_) @name) @definition.method
-
 (program
   (lexical_declaration
     (variable_declarator
@@ -28,11 +27,6 @@
         name: (identifier) @name
         value: [(number) (string) (template_string) (true) (false) (object) (array)]) @definition.constant)))
 
-(call_expression function: (identifier) @name) @reference.call
-(call_expression function: (member_expression property: (property_identifier) @name)) @reference.call
-(new_expression constructor: (identifier) @name) @reference.class
-(class_heritage (identifier) @name) @reference.class
-
 (import_statement source: (string (string_fragment) @import.spec))
 (export_statement source: (string (string_fragment) @import.spec))
 (call_expression
@@ -42,3 +36,9 @@
 (call_expression
   function: (import)
   arguments: (arguments . (string (string_fragment) @import.spec)))
+
+; references
+(call_expression function: (identifier) @reference.call)
+(call_expression function: (member_expression property: (property_identifier) @reference.call))
+(new_expression constructor: (identifier) @reference.class)
+(class_heritage (identifier) @reference.class)

@@ -9,9 +9,10 @@
 (source_file
   (property_declaration (variable_declaration (simple_identifier) @name)) @definition.constant)
 
-(call_expression (simple_identifier) @name) @reference.call
-(call_expression (navigation_expression (navigation_suffix (simple_identifier) @name))) @reference.call
-(user_type (type_identifier) @name) @reference.type
-(delegation_specifier (user_type (type_identifier) @name)) @reference.class
-
 (import_header (identifier) @import.spec)
+
+; references
+(call_expression (simple_identifier) @reference.call)
+(call_expression (navigation_expression (navigation_suffix (simple_identifier) @reference.call)))
+(user_type (type_identifier) @reference.type)
+(delegation_specifier (user_type (type_identifier) @reference.class))

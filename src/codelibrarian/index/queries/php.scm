@@ -9,19 +9,20 @@
 (const_declaration (const_element (name) @name)) @definition.constant
 (namespace_definition name: (namespace_name) @name) @definition.module
 
-(function_call_expression function: (name) @name) @reference.call
-(function_call_expression function: (qualified_name (name) @name)) @reference.call
-(member_call_expression name: (name) @name) @reference.call
-(scoped_call_expression name: (name) @name) @reference.call
-(object_creation_expression (name) @name) @reference.class
-(object_creation_expression (qualified_name (name) @name)) @reference.class
-(base_clause (name) @name) @reference.class
-(class_interface_clause (name) @name) @reference.interface
-(named_type (name) @name) @reference.type
-
 (namespace_use_clause (qualified_name) @import.use)
 (namespace_use_clause (name) @import.use)
 (require_once_expression (_) @import.require)
 (require_expression (_) @import.require)
 (include_expression (_) @import.require)
 (include_once_expression (_) @import.require)
+
+; references
+(function_call_expression function: (name) @reference.call)
+(function_call_expression function: (qualified_name (name) @reference.call))
+(member_call_expression name: (name) @reference.call)
+(scoped_call_expression name: (name) @reference.call)
+(object_creation_expression (name) @reference.class)
+(object_creation_expression (qualified_name (name) @reference.class))
+(base_clause (name) @reference.class)
+(class_interface_clause (name) @reference.interface)
+(named_type (name) @reference.type)

@@ -6,11 +6,6 @@
 (module name: [(constant) (scope_resolution)] @name) @definition.module
 (assignment left: (constant) @name) @definition.constant
 
-(call method: (identifier) @name) @reference.call
-(call receiver: (constant) @name) @reference.class
-(scope_resolution name: (constant) @name) @reference.class
-(superclass (constant) @name) @reference.class
-
 (call
   method: (identifier) @_req
   arguments: (argument_list . (string (string_content) @import.relative))
@@ -19,3 +14,9 @@
   method: (identifier) @_req
   arguments: (argument_list . (string (string_content) @import.spec))
   (#any-of? @_req "require" "load"))
+
+; references
+(call method: (identifier) @reference.call)
+(call receiver: (constant) @reference.class)
+(scope_resolution name: (constant) @reference.class)
+(superclass (constant) @reference.class)

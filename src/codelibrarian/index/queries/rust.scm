@@ -14,13 +14,14 @@
 (mod_item name: (identifier) @name body: (declaration_list)) @definition.module
 (impl_item type: [(type_identifier) @name (generic_type type: (type_identifier) @name)]) @scope.impl
 
-(call_expression function: (identifier) @name) @reference.call
-(call_expression function: (field_expression field: (field_identifier) @name)) @reference.call
-(call_expression function: (scoped_identifier name: (identifier) @name)) @reference.call
-(macro_invocation macro: (identifier) @name) @reference.call
-(type_identifier) @name @reference.type
-(impl_item trait: (type_identifier) @name) @reference.implementation
-
 (mod_item name: (identifier) @import.mod !body)
 (use_declaration argument: (_) @import.spec)
 (extern_crate_declaration name: (identifier) @import.spec)
+
+; references
+(call_expression function: (identifier) @reference.call)
+(call_expression function: (field_expression field: (field_identifier) @reference.call))
+(call_expression function: (scoped_identifier name: (identifier) @reference.call))
+(macro_invocation macro: (identifier) @reference.call)
+(type_identifier) @reference.type
+(impl_item trait: (type_identifier) @reference.implementation)

@@ -13,7 +13,6 @@
 (enum_declaration name: (_) @name) @definition.enum
 (internal_module name: (_) @name) @definition.module
 (module name: (_) @name) @definition.module
-
 (program
   (lexical_declaration
     (variable_declarator
@@ -37,16 +36,17 @@
         name: (identifier) @name
         value: [(number) (string) (template_string) (true) (false) (object) (array)]) @definition.constant)))
 
-(call_expression function: (identifier) @name) @reference.call
-(call_expression function: (member_expression property: (property_identifier) @name)) @reference.call
-(new_expression constructor: (identifier) @name) @reference.class
-(extends_clause value: (identifier) @name) @reference.class
-(implements_clause (type_identifier) @name) @reference.interface
-(type_identifier) @name @reference.type
-
 (import_statement source: (string (string_fragment) @import.spec))
 (export_statement source: (string (string_fragment) @import.spec))
 (call_expression
   function: (identifier) @_require
   arguments: (arguments . (string (string_fragment) @import.spec))
   (#eq? @_require "require"))
+
+; references
+(call_expression function: (identifier) @reference.call)
+(call_expression function: (member_expression property: (property_identifier) @reference.call))
+(new_expression constructor: (identifier) @reference.class)
+(extends_clause value: (identifier) @reference.class)
+(implements_clause (type_identifier) @reference.interface)
+(type_identifier) @reference.type
