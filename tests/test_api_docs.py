@@ -96,3 +96,32 @@ def test_api_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
         lib = namespace.get("lib")
         if lib is not None:
             lib.close()
+
+
+def test_index_status_tracks_the_workspace_and_query_checks_arguments(tmp_path: Path) -> None:
+    from codelibrarian.api import Librarian
+    from codelibrarian.errors import UsageError
+
+    warm_tokenizers()
+    root = make_repo(tmp_path / "repo", FILES)
+    with Librarian(root) as lib:
+        before = lib.index_status()
+        assert not before.indexed and before.stale and before.files == 0
+        assert not (root / ".librarian" / "index.db").exists()  # status never builds it
+        lib.index()
+        fresh = lib.index_status()
+        assert fresh.indexed and not fresh.stale and fresh.files == len(FILES)
+        write_files(root, {"src/app/retry.py": "def backoff(attempt):\n    return 1.0\n"})
+        write_files(root, {"src/app/extra.py": "X = 1\n"})
+        (root / "AGENTS.md").unlink()
+        moved = lib.index_status()
+        assert (moved.modified_files, moved.new_files, moved.deleted_files) == (1, 1, 1)
+        assert moved.stale and "src/" not in str(moved.to_dict())
+        for bad in ({"depth": "L9"}, {"limit": 0}, {"budget": 0}):
+            try:
+                lib.query("backoff", **bad)  # type: ignore[arg-type]
+            except UsageError:
+                continue
+            raise AssertionError(f"{bad} was accepted")
+        window = lib.window("goal text", map_text="a map", total=50)
+        assert [s.kind for s in window.slots] == ["goal", "map"]
