@@ -31,6 +31,7 @@ from multiprocessing import get_context
 from pathlib import Path
 
 from ..config import Config
+from ..tokens import get_tokenizer
 from ..workspace import git
 from ..workspace.files import content_hash, scan_workspace
 from ..workspace.ignore import GitignoreStack, RootRules, is_always_excluded
@@ -38,7 +39,7 @@ from ..workspace.state import State
 from . import graph
 from .imports import Resolver
 from .languages import language_for
-from .parse import parse_batch
+from .parse import TOKENIZER_MODEL, parse_batch
 from .records import FileData, ImportRecord
 from .store import SqliteStore, writer_lock
 
@@ -223,7 +224,10 @@ def _parse_and_write(
     pool: ProcessPoolExecutor | None = None
     results: Iterable[list[FileData | tuple[str, str]]]
     if use_pool:
-        ctx = get_context("fork") if "fork" in _start_methods() else get_context("spawn")
+        forking = "fork" in _start_methods()
+        if forking:  # load the encoder once here: forked workers inherit it (~1 s CPU each)
+            get_tokenizer(TOKENIZER_MODEL).count("warm")
+        ctx = get_context("fork") if forking else get_context("spawn")
         pool = ProcessPoolExecutor(max_workers=n_workers, mp_context=ctx)
         n = len(batches)
         results = pool.map(parse_batch, [str(root)] * n, batches, [max_tokens] * n)
