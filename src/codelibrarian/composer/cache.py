@@ -1,17 +1,27 @@
 """Cache keys computed from inputs only, and an in-memory LRU with an injected clock.
 
 The key covers everything that can change the output: workspace fingerprint,
-trigger, commitish, the candidate digest, rules, budget and constraints digests,
+commitish, the candidate digest, rules, budget and constraints digests,
 tokenizer, format, composer version and an ``extra`` mapping (a vitals digest,
-say). Seed defect fixed: the candidate digest now includes each candidate's
-content hash and every other output-relevant field, so an edit that keeps the
-token estimate no longer hits a stale entry.
+say). The trigger (``file_saved``, ``mcp_request``...) is recorded in every
+decision record but deliberately left out of the key, unlike the seed: nothing
+in selection or rendering reads it — a trigger changes the pack only through the
+candidates, whose digest is in the key — and keying on it would give every
+trigger type its own cache line, so an unchanged workspace would keep missing.
+
+Seed defect fixed: the candidate digest now includes each candidate's content
+hash and every other output-relevant field, so an edit that keeps the token
+estimate no longer hits a stale entry.
+
+The TTL is a session timeout: an entry expires five minutes after it was last
+stored *or used* (the seed's ``session_expired``), so an agent that keeps asking
+within a session keeps hitting, and an idle workspace is recomputed.
 
 Because the key covers the inputs, a stale hit is impossible by construction;
 invalidation triggers only free memory early (``file_saved`` with a new
 workspace fingerprint drops entries of other fingerprints, ``git_commit`` /
 ``config_changed`` / ``rules_changed`` / ``constraints_changed`` drop all,
-``session_expired`` drops entries older than the TTL). Time comes in as an
+``session_expired`` drops entries idle past the TTL). Time comes in as an
 argument (epoch seconds); the cache never reads a clock.
 """
 
@@ -69,7 +79,6 @@ def candidate_digest(candidates: Iterable[Candidate]) -> str:
 @dataclass(frozen=True, slots=True)
 class CacheKeyInputs:
     workspace_fingerprint: str
-    trigger: str
     commitish: str
     candidate_digest: str
     rules_digest: str
@@ -83,7 +92,6 @@ class CacheKeyInputs:
     def to_dict(self) -> dict[str, object]:
         return {
             "workspace_fingerprint": self.workspace_fingerprint,
-            "trigger": self.trigger,
             "commitish": self.commitish,
             "candidate_digest": self.candidate_digest,
             "rules_digest": self.rules_digest,
@@ -115,7 +123,7 @@ class CompositionStore(Protocol[T]):
 @dataclass(slots=True)
 class _Entry(Generic[T]):
     value: T
-    stored_at: int
+    last_used: int
     workspace: str
 
 
@@ -136,11 +144,12 @@ class CompositionCache(Generic[T]):
 
     def get(self, key: str, *, now: int) -> T | None:
         entry = self._entries.get(key)
-        if entry is None or not 0 <= now - entry.stored_at < self._ttl:
+        if entry is None or not 0 <= now - entry.last_used < self._ttl:
             if entry is not None:
                 del self._entries[key]
             self.misses += 1
             return None
+        entry.last_used = now
         self._entries.move_to_end(key)
         self.hits += 1
         return entry.value
@@ -161,7 +170,7 @@ class CompositionCache(Generic[T]):
                 hint=f"Use one of: {', '.join(INVALIDATION_TRIGGERS)}.",
             )
         if trigger == "session_expired":
-            doomed = [k for k, e in self._entries.items() if now - e.stored_at >= self._ttl]
+            doomed = [k for k, e in self._entries.items() if now - e.last_used >= self._ttl]
         elif trigger == "file_saved" and workspace_fingerprint is not None:
             doomed = [k for k, e in self._entries.items() if e.workspace != workspace_fingerprint]
         else:

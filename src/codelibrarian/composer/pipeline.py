@@ -18,7 +18,7 @@ from .cache import CacheKeyInputs, CompositionStore, cache_key, candidate_digest
 from .constraints import EMPTY_CONSTRAINTS, ComposerConstraints
 from .determinism import digest
 from .explain import ConstraintCounts, Explanation, LaneLine
-from .record import build_record
+from .record import build_record, decision_id
 from .render import FORMATS, render_to_fit
 from .selection import select
 from .types import Candidate, ComposeContext, Format, RenderedArtifact, Verdict
@@ -105,7 +105,8 @@ class Composition:
         record = dict(self.record)
         record["cache_hit"] = True
         record["as_of"] = context.as_of
-        record["id"] = "d" + digest([self.cache_key, context.as_of], length=23)
+        record["trigger"] = context.trigger
+        record["id"] = decision_id(self.cache_key, context)
         return replace(
             self,
             cache_hit=True,
@@ -125,7 +126,6 @@ def _key_inputs(
 ) -> CacheKeyInputs:
     return CacheKeyInputs(
         workspace_fingerprint=context.workspace_fingerprint,
-        trigger=context.trigger,
         commitish=context.commitish,
         candidate_digest=candidate_digest(candidates),
         rules_digest=context.rules_digest,
@@ -177,8 +177,7 @@ def compose(
     )
     dropped = set(result.dropped)
     verdicts = tuple(
-        replace(
-            v,
+        v._replace(
             selected=False,
             reason="dropped_after_render",
             detail=f"rendered pack over {budget.total_tokens} tokens",

@@ -17,7 +17,13 @@ from .cache import COMPOSER_VERSION
 from .determinism import digest
 from .types import Candidate, ComposeContext
 
-__all__ = ["RECORD_SCHEMA", "build_record", "candidate_snapshot", "decision_view"]
+__all__ = [
+    "RECORD_SCHEMA",
+    "build_record",
+    "candidate_snapshot",
+    "decision_id",
+    "decision_view",
+]
 
 RECORD_SCHEMA = 1
 
@@ -108,8 +114,13 @@ def build_record(
             "constraints": {**forced, "lane_requirements": lane_requirements},
         },
     }
-    record["id"] = "d" + digest([cache_key, context.as_of], length=23)
+    record["id"] = decision_id(cache_key, context)
     return record
+
+
+def decision_id(cache_key: str, context: ComposeContext) -> str:
+    """Deterministic id of one composition: its inputs, time and trigger."""
+    return "d" + digest([cache_key, context.as_of, context.trigger], length=23)
 
 
 def decision_view(record: dict[str, Any]) -> dict[str, Any]:

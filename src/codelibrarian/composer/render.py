@@ -21,6 +21,7 @@ over budget):
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -43,11 +44,14 @@ def _label(cand: Candidate) -> str:
     return title
 
 
+_BACKTICKS = re.compile(r"`+")
+
+
 def _fence(body: str) -> str:
-    longest = run = 0
-    for ch in body:
-        run = run + 1 if ch == "`" else 0
-        longest = max(longest, run)
+    """A code fence longer than any backtick run inside ``body``."""
+    if "`" not in body:
+        return "```"
+    longest = max(len(run) for run in _BACKTICKS.findall(body))
     return "`" * max(3, longest + 1)
 
 

@@ -26,9 +26,9 @@ from dataclasses import dataclass
 
 from ..config import LANES, BudgetConfig
 from .budget import lane_priorities, lane_sequence, reservation_targets
-from .constraints import ComposerConstraints, first_match
-from .scoring import rank_key, score
-from .types import Candidate, Verdict
+from .constraints import ComposerConstraints, RuleSet
+from .scoring import WEIGHTS, score
+from .types import KIND_PRIORITY, Candidate, Verdict
 
 __all__ = ["LaneReservation", "Selection", "select"]
 
@@ -82,104 +82,135 @@ def select(
     """Choose candidates under ``budget`` honouring ``constraints`` (estimates only)."""
     prio = lane_priorities(budget)
     unique, dupes = _dedupe(candidates)
-    scored = [(rank_key(c, s, prio), s, c) for c in unique for s in (score(c),)]
-    scored.sort(key=lambda item: item[0])
+    kind_prio = KIND_PRIORITY
+    w_rec = WEIGHTS["recency"] * 200  # bucket 0..5 scaled to thousandths
+    w_rel, w_spec, w_risk = WEIGHTS["relevance"], WEIGHTS["specificity"], WEIGHTS["risk"]
+    # score() and rank_key() inlined: this is the hot loop (same values, see tests)
+    order = sorted(
+        [
+            (
+                -(
+                    w_rec * c.recency_bucket
+                    + w_rel * c.relevance
+                    + w_spec * c.specificity
+                    + w_risk * c.risk
+                ),
+                prio[c.lane],
+                kind_prio[c.kind],
+                c.id,
+                i,  # ids are unique, so the index never decides and tuples compare in C
+            )
+            for i, c in enumerate(unique)
+        ]
+    )
+    count = len(order)
+    chosen = [False] * count
+    reasons = [""] * count
+    details = [""] * count
 
     lanes = budget.lanes
+    lane_max = {lane: lanes[lane].max for lane in LANES}
+    lane_min = {lane: lanes[lane].min for lane in LANES}
     used: dict[str, int] = dict.fromkeys(LANES, 0)
     total_used = 0
-    outcome: dict[str, tuple[bool, str, str]] = {}
-    eligible: list[tuple[int, Candidate]] = []  # (rank, candidate) in rank order
+    total = budget.total_tokens
+    eligible: list[int] = []  # ranks of candidates still to decide, in rank order
     forced: set[str] = set()
-    has_forced_rules = bool(constraints.pinned or constraints.must_include)
+    excluded_by = RuleSet(constraints.must_exclude)
+    pinned_by = RuleSet(constraints.pinned)
+    included_by = RuleSet(constraints.must_include)
+    check_forced = bool(pinned_by or included_by)
 
-    for rank, (_, _, cand) in enumerate(scored):
-        if constraints.must_exclude:
-            hit = first_match(cand, constraints.must_exclude)
+    for rank, item in enumerate(order):
+        cand = unique[item[4]]
+        if excluded_by:
+            hit = excluded_by.first(cand)
             if hit is not None:
-                outcome[cand.id] = (False, "excluded_by_policy", hit.reason)
+                reasons[rank], details[rank] = "excluded_by_policy", hit.reason
                 continue
-        if has_forced_rules:
-            hit = first_match(cand, constraints.pinned)
+        if check_forced:
+            hit = pinned_by.first(cand)
             reason = "pinned"
             if hit is None:
-                hit = first_match(cand, constraints.must_include)
+                hit = included_by.first(cand)
                 reason = "must_include"
             if hit is not None:
-                outcome[cand.id] = (True, reason, hit.reason)
+                chosen[rank] = True
+                reasons[rank], details[rank] = reason, hit.reason
                 forced.add(cand.id)
                 used[cand.lane] += cand.token_estimate
                 total_used += cand.token_estimate
                 continue
-        eligible.append((rank, cand))
+        eligible.append(rank)
 
     # reservations: lane minimums and policy requirements, filled by score in-lane
     targets = reservation_targets(budget, constraints)
-    by_lane: dict[str, list[Candidate]] = {lane: [] for lane in LANES}
-    for _, cand in eligible:
-        by_lane[cand.lane].append(cand)
-    protect: dict[str, int] = {}
-    for lane in LANES:
-        target = targets[lane][0]
-        available = used[lane] + sum(c.token_estimate for c in by_lane[lane])
-        protect[lane] = max(0, min(target, available) - used[lane])
+    by_lane: dict[str, list[int]] = {lane: [] for lane in LANES}
+    available = dict.fromkeys(LANES, 0)
+    for rank in eligible:
+        cand = unique[order[rank][4]]
+        by_lane[cand.lane].append(rank)
+        available[cand.lane] += cand.token_estimate
+    protect = {
+        lane: max(0, min(targets[lane][0], used[lane] + available[lane]) - used[lane])
+        for lane in LANES
+    }
     reservations: list[LaneReservation] = []
     for lane in lane_sequence(budget):
         target, required = targets[lane]
         protect[lane] = 0
-        held_for_later = sum(protect.values())
-        lane_max = lanes[lane].max
-        for cand in by_lane[lane]:
+        ceiling = total - sum(protect.values())
+        for rank in by_lane[lane]:
             if used[lane] >= target:
                 break
-            est = cand.token_estimate
-            if (
-                used[lane] + est > lane_max
-                or total_used + est > budget.total_tokens - held_for_later
-            ):
+            est = unique[order[rank][4]].token_estimate
+            if used[lane] + est > lane_max[lane] or total_used + est > ceiling:
                 continue
-            why = "lane_min" if used[lane] < lanes[lane].min else "lane_requirement"
-            detail = (
-                f"{lane} lane minimum {lanes[lane].min}"
-                if why == "lane_min"
-                else f"{lane} lane requirement {required}"
-            )
-            outcome[cand.id] = (True, why, detail)
+            chosen[rank] = True
+            if used[lane] < lane_min[lane]:
+                reasons[rank], details[rank] = "lane_min", f"{lane} lane minimum {lane_min[lane]}"
+            else:
+                reasons[rank], details[rank] = (
+                    "lane_requirement",
+                    f"{lane} lane requirement {required}",
+                )
             used[lane] += est
             total_used += est
         reservations.append(LaneReservation(lane, target, required, used[lane]))
 
     # global fill by score
-    for _, cand in eligible:
-        if cand.id in outcome:
+    for rank in eligible:
+        if reasons[rank]:
             continue
+        cand = unique[order[rank][4]]
         lane, est = cand.lane, cand.token_estimate
-        if used[lane] + est > lanes[lane].max:
-            outcome[cand.id] = (
-                False,
-                "lane_max_reached",
-                f"{lane} lane at {used[lane]}/{lanes[lane].max}",
-            )
-        elif total_used + est > budget.total_tokens:
-            outcome[cand.id] = (
-                False,
-                "budget_exceeded",
-                f"total at {total_used}/{budget.total_tokens}",
-            )
+        if used[lane] + est > lane_max[lane]:
+            reasons[rank] = "lane_max_reached"
+            details[rank] = f"{lane} lane at {used[lane]}/{lane_max[lane]}"
+        elif total_used + est > total:
+            reasons[rank] = "budget_exceeded"
+            details[rank] = f"total at {total_used}/{total}"
         else:
-            outcome[cand.id] = (True, "score", "")
+            chosen[rank] = True
+            reasons[rank] = "score"
             used[lane] += est
             total_used += est
 
-    verdicts: list[Verdict] = []
-    chosen: list[tuple[int, int, Candidate]] = []
-    for rank, (_, s, cand) in enumerate(scored):
-        ok, reason, detail = outcome[cand.id]
-        verdicts.append(
-            Verdict(cand.id, cand.kind, cand.lane, cand.token_estimate, s, rank, ok, reason, detail)
+    verdicts = [
+        Verdict(
+            c.id,
+            c.kind,
+            c.lane,
+            c.token_estimate,
+            -neg,
+            rank,
+            chosen[rank],
+            reasons[rank],
+            details[rank],
         )
-        if ok:
-            chosen.append((prio[cand.lane], rank, cand))
+        for rank, (neg, _, _, _, index) in enumerate(order)
+        for c in (unique[index],)
+    ]
     dupes.sort(key=lambda c: (c.id, repr(c.shape())))
     for cand in dupes:
         verdicts.append(
@@ -195,12 +226,17 @@ def select(
                 "another candidate has this id",
             )
         )
-    chosen.sort(key=lambda item: (item[0], item[1]))
+    picked = [(item[1], rank, unique[item[4]]) for rank, item in enumerate(order) if chosen[rank]]
+    picked.sort(key=_pick_key)
     return Selection(
         verdicts=tuple(verdicts),
-        selected=tuple(c for _, _, c in chosen),
+        selected=tuple(c for _, _, c in picked),
         forced_ids=frozenset(forced),
         lane_usage=dict(used),
         reservations=tuple(sorted(reservations, key=lambda r: prio[r.lane])),
         lane_priority=prio,
     )
+
+
+def _pick_key(item: tuple[int, int, Candidate]) -> tuple[int, int]:
+    return item[0], item[1]

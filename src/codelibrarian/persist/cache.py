@@ -2,8 +2,11 @@
 
 One JSON file per cache key, written atomically (temporary file + rename), so a
 crash never leaves a half-written entry and concurrent writers of one key agree
-(same key, same inputs, same content). Entries older than the TTL, unreadable
-or from another composer version are misses and are removed. Time is passed in.
+(same key, same inputs, same content). The file's mtime is set to the caller's
+``now`` on write and on every hit, so the TTL is a session timeout (five minutes
+since last use), as in memory, at the cost of one ``utime`` per hit. Entries
+past the TTL, unreadable or from another composer version are misses and are
+removed. Time is passed in; the cache never reads a clock.
 """
 
 from __future__ import annotations
@@ -54,20 +57,31 @@ class DiskCache:
             return None
         return data
 
+    @staticmethod
+    def _last_used(path: Path) -> int | None:
+        try:
+            return path.stat().st_mtime_ns // 1_000_000_000
+        except OSError:
+            return None
+
     def get(self, key: str, *, now: int) -> Composition | None:
         path = self._path(key)
-        if not path.is_file():
+        last_used = self._last_used(path)
+        if last_used is None:
             return None
-        data = self._load(path)
-        stored_at = data.get("stored_at") if data else None
-        if data is None or not isinstance(stored_at, int) or not 0 <= now - stored_at < self._ttl:
+        if not 0 <= now - last_used < self._ttl:
             path.unlink(missing_ok=True)
             return None
+        data = self._load(path)
         try:
-            return Composition.from_dict(data["composition"])
+            if data is None:
+                raise ValueError("unreadable cache entry")
+            hit = Composition.from_dict(data["composition"])
         except (KeyError, TypeError, ValueError):
             path.unlink(missing_ok=True)
             return None
+        os.utime(path, ns=(now * 1_000_000_000, now * 1_000_000_000))
+        return hit
 
     def put(
         self, key: str, value: Composition, *, now: int, workspace_fingerprint: str = ""
@@ -76,7 +90,6 @@ class DiskCache:
         self.directory.mkdir(parents=True, exist_ok=True)
         payload = {
             "composer_version": COMPOSER_VERSION,
-            "stored_at": now,
             "workspace_fingerprint": workspace_fingerprint,
             "composition": value.to_dict(),
         }
@@ -84,6 +97,7 @@ class DiskCache:
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
                 json.dump(payload, handle, ensure_ascii=False, sort_keys=True)
+            os.utime(tmp, ns=(now * 1_000_000_000, now * 1_000_000_000))
             Path(tmp).replace(path)
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
@@ -101,11 +115,7 @@ class DiskCache:
         entries = self._entries()
         if len(entries) <= self._max:
             return
-        stamped = []
-        for path in entries:
-            data = self._load(path)
-            stamp = data.get("stored_at", 0) if data else -1
-            stamped.append((stamp if isinstance(stamp, int) else -1, path.name, path))
+        stamped = [(self._last_used(p) or -1, p.name, p) for p in entries]
         stamped.sort()
         for _, _, path in stamped[: len(stamped) - self._max]:
             path.unlink(missing_ok=True)
@@ -125,7 +135,7 @@ class DiskCache:
             if data is None:
                 doomed = True
             elif trigger == "session_expired":
-                doomed = now - int(data.get("stored_at", 0)) >= self._ttl
+                doomed = now - (self._last_used(path) or 0) >= self._ttl
             elif trigger == "file_saved" and workspace_fingerprint is not None:
                 doomed = data.get("workspace_fingerprint") != workspace_fingerprint
             else:
