@@ -25,7 +25,7 @@ from codelibrarian.api import Librarian
 from codelibrarian.tokens import get_tokenizer
 from mcp import Client, StdioServerParameters, stdio_client
 from tests.helpers import GIT_ENV, write_files
-from tests.sources.repo_fixture import SECRETS, build_repo, warm_tokenizers
+from tests.sources.repo_fixture import AS_OF, SECRETS, build_repo, warm_tokenizers
 
 pytestmark = pytest.mark.slow
 
@@ -110,6 +110,12 @@ async def _script(client: Client, record: dict[str, Any]) -> None:
     record["handoff_raw"] = await client.read_resource(
         "resources://runs/r1/handoff/Planner→Implementer.json"
     )
+
+    # same arguments and as_of: the same answer
+    repeat = {"task": TASK, "max_tokens": 1500, "as_of": AS_OF}
+    record["compose_twice"] = [await client.call_tool("compose_context", repeat) for _ in "ab"]
+    ask = {"intent": "HttpClient retry", "semantic": False, "as_of": AS_OF, "max_tokens": 700}
+    record["query_twice"] = [await client.call_tool("query_codebase", ask) for _ in "ab"]
 
     # budgets: every tool at several caps
     budgeted: list[tuple[str, int, Any]] = []
@@ -371,6 +377,16 @@ def test_a_missing_resource_is_a_protocol_error(run: dict[str, Any]) -> None:
     assert exc is not None
     assert "no run resource resources://runs/nope/context/Planner.lcp.json" in str(exc)
     assert getattr(exc, "code", None) == -32602  # invalid params: the resource does not exist
+
+
+def test_same_arguments_and_as_of_give_the_same_answer(run: dict[str, Any]) -> None:
+    first, second = (json.loads(_text(r)) for r in run["compose_twice"])
+    assert second["cache_hit"]  # the second identical call is served from the cache
+    first.pop("cache_hit")
+    second.pop("cache_hit")
+    assert first == second
+    q1, q2 = (_text(r) for r in run["query_twice"])
+    assert q1 == q2
 
 
 # ------------------------------------------------------------------ budgets

@@ -24,6 +24,7 @@ import functools
 import inspect
 import logging
 import sys
+import threading
 import time
 import typing
 from collections.abc import Callable
@@ -199,6 +200,28 @@ def _register_resources(srv: MCPServer[Any], lib: Librarian) -> None:
         return res.runs_index_text(lib)
 
 
+def _warm_up() -> None:
+    """Load the tokenizers and the heavy modules while the client connects.
+
+    Imports and tokenizer tables only: no Librarian state is touched, so this
+    cannot race a tool call (which simply waits on Python's import locks).
+    """
+    try:
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # bpe-openai's first load
+            from ..tokens import get_tokenizer
+
+            get_tokenizer("gpt-4o").count("warm up")
+        import importlib
+
+        for name in ("sources", "index.indexer", "index.parse", "query.pipeline"):
+            importlib.import_module(f"codelibrarian.{name}")
+    except Exception as exc:  # warming is an optimisation; the tools report real failures
+        logger.info("warm-up skipped: %s", type(exc).__name__)
+
+
 def build_server(
     repo: str | Path, *, config: Config | None = None, log_level: int = logging.INFO
 ) -> MCPServer[Any]:
@@ -252,6 +275,7 @@ def serve(
         if not 0 < port < 65536:
             raise UsageError(f"invalid port {port}", hint="Use a port between 1 and 65535.")
     srv = build_server(repo, config=config)
+    threading.Thread(target=_warm_up, name="codelibrarian-warm-up", daemon=True).start()
     if transport == "stdio":
         logger.info("serving transport=stdio")
         srv.run("stdio")

@@ -56,6 +56,14 @@ DEFAULT_MAX_TOKENS = {
     "explain_decision": 2000,
     "index_status": 600,
 }
+AsOfArg = Annotated[
+    int | None,
+    Field(
+        ge=0,
+        description="Epoch seconds that recency is measured against (default: now); "
+        "pass the same value to reproduce a result.",
+    ),
+]
 #: tokens kept aside for the result's metadata around a composed pack (at most)
 _COMPOSE_RESERVE = 400
 
@@ -125,6 +133,7 @@ def compose_context(
         str | None,
         Field(max_length=50, description="The asking agent's role, if any."),
     ] = None,
+    as_of: AsOfArg = None,
 ) -> str:
     """Compose a context pack for a task: the change in progress, rules, structure and the
     most relevant code, selected and rendered under the token budget, with a decision id
@@ -141,6 +150,7 @@ def compose_context(
             files=tuple(files),
             fmt=format,
             agent_role=agent_role,
+            as_of=as_of,
             event="agent_request",
         )
         reasons = Counter(r.reason for r in result.rejected)
@@ -223,6 +233,7 @@ def query_codebase(
         Field(description="Use dense vectors when the semantic extra is installed."),
     ] = True,
     model: ModelArg = None,
+    as_of: AsOfArg = None,
 ) -> str:
     """Search the codebase: ranked files with the line ranges (and code) that matched, from
     the six-stage query pipeline (retrieval, graph expansion, scoring, reranking, defeater
@@ -235,6 +246,7 @@ def query_codebase(
         budget=max_tokens,
         semantic=semantic,
         with_code=include_code,
+        as_of=as_of,
     )
     code = {s.chunk_id: s.text for s in result.snippets}
     response = result.pipeline.response
