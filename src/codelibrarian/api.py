@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from .composer import (
     Candidate,
@@ -60,6 +60,10 @@ from .workspace.git import (
     working_diff,
 )
 from .workspace.state import State
+
+if TYPE_CHECKING:
+    from .packs.runs import RunSummary
+    from .packs.service import HandoffResult, PackResult, RunDetail
 
 __all__ = [
     "FORMATS",
@@ -858,3 +862,91 @@ class Librarian:
             lint=lint,
             as_of=int(time.time()) if as_of is None else as_of,
         )
+
+    # ------------------------------------------------------ local context packs
+
+    def pack(
+        self,
+        agent: str,
+        task: str,
+        *,
+        acceptance: Sequence[str] = (),
+        constraints: Sequence[str] = (),
+        scope: str | None = None,
+        capability: str | None = None,
+        run_id: str | None = None,
+        task_id: str | None = None,
+        refresh: bool = False,
+        model: str | None = None,
+        files: Iterable[str] = (),
+        as_of: int | None = None,
+    ) -> PackResult:
+        """Build (or reuse, or ``refresh``) ``agent``'s Local Context Pack in a run.
+
+        The pack is written to ``.librarian/runs/<run>/context/<agent>.lcp.json``
+        (``resources://runs/<run>/context/<agent>.lcp.json``), remembered in the
+        run's ``memory.json`` and journaled. Without ``run_id`` a new run is
+        started. ``scope`` (Tiny/Small/Medium/Large) defaults to the change's
+        class; ``capability`` to ``reasoning_high``. See docs/packs.md.
+        """
+        from .packs.service import make_pack
+
+        return make_pack(
+            self,
+            agent,
+            task,
+            acceptance=acceptance,
+            constraints=constraints,
+            scope=scope,
+            capability=capability,
+            run_id=run_id,
+            task_id=task_id,
+            refresh=refresh,
+            model=model,
+            files=files,
+            as_of=as_of,
+        )
+
+    def handoff(
+        self,
+        run_id: str,
+        from_agent: str,
+        to_agent: str,
+        *,
+        notes: Sequence[str] = (),
+        risks: Sequence[str] = (),
+        evidence: Sequence[str] = (),
+        as_of: int | None = None,
+    ) -> HandoffResult:
+        """Write the handoff package ``from_agent -> to_agent`` of a run (diff refs,
+        evidence, risks, notes, the sender's ``context_pack_uri``) and journal it."""
+        from .packs.service import make_handoff
+
+        return make_handoff(
+            self,
+            run_id,
+            from_agent,
+            to_agent,
+            notes=notes,
+            risks=risks,
+            evidence=evidence,
+            as_of=as_of,
+        )
+
+    def runs(self) -> tuple[RunSummary, ...]:
+        """Every run of this workspace (id, agents with packs, handoffs), by id."""
+        from .packs.service import list_runs
+
+        return list_runs(self)
+
+    def run(self, run_id: str) -> RunDetail:
+        """One run: its packs and handoffs (validated) and its journal."""
+        from .packs.service import show_run
+
+        return show_run(self, run_id)
+
+    def resource(self, uri: str) -> Path:
+        """The file behind a ``resources://runs/<id>/...`` URI (for the MCP server)."""
+        from .packs.runs import resolve_resource
+
+        return resolve_resource(self.root, uri)

@@ -22,6 +22,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "compose_cmds",  # compose, explain, replay, violations, vitals
     "query_cmds",  # query
     "index_cmds",  # index, map
+    "pack_cmds",  # pack, handoff, runs list | show
 )
 
 app = typer.Typer(
