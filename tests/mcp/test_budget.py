@@ -64,8 +64,14 @@ def test_cuts_take_the_lowest_ranked_first_and_say_so() -> None:
     out = json.loads(fit_document(doc, TOK, full - 60, REDUCTIONS))
     # the best-ranked results keep their code; the ranking itself is whole
     assert [r["path"] for r in out["results"]] == [f"src/m{i}.py" for i in range(6)]
-    assert "code" in out["results"][0] and "code" not in out["results"][-1]
-    assert any(note.startswith("results[") for note in out["truncated"])
+    assert out["results"][0]["code"] == doc["results"][0]["code"]
+    # the first result that could not keep all its code keeps a line-cut prefix of it
+    (cut,) = (n for n in out["truncated"] if n.endswith(".code: cut"))
+    index = int(cut.split("[")[1].split("]")[0])
+    partial = out["results"][index]["code"][0]
+    assert partial.endswith("\n") and doc["results"][index]["code"][0].startswith(partial)
+    assert len(partial) < len(doc["results"][index]["code"][0])
+    assert all("code" not in r for r in out["results"][index + 1 :])
 
 
 def test_text_is_cut_at_a_line_boundary() -> None:

@@ -153,9 +153,54 @@ def trim_nested_lists(key: str, inner: str) -> Reduction:
                 return out
             return _note(out, f"{key}[{keep}:].{inner}: left out")
 
-        return build(_largest(n, lambda k: fits(build(k))))
+        keep = _largest(n, lambda k: fits(build(k)))
+        best = build(keep)
+        if keep == n or not fits(best):
+            return best
+        # the first item that lost its value may still show a prefix of it
+        partial = _cut_prefix(items[keep], inner)
+        if partial is None:
+            return best
+        cuts, make = partial
+
+        def build_partial(j: int) -> Doc:
+            out = dict(doc)
+            out[key] = [*items[:keep], make(cuts[j - 1]), *cleared[keep + 1 :]]
+            out = _note(out, f"{key}[{keep}].{inner}: cut")
+            return _note(out, f"{key}[{keep + 1}:].{inner}: left out") if keep + 1 < n else out
+
+        j = _largest(len(cuts), lambda j: j > 0 and fits(build_partial(j)))
+        return build_partial(j) if j > 0 else best
 
     return reduce
+
+
+def _cut_prefix(
+    item: Any, inner: str
+) -> tuple[list[tuple[int, int]], Callable[[tuple[int, int]], Any]] | None:
+    """Line-boundary cut points through ``item[inner]`` (a string or a list of strings)."""
+    if not isinstance(item, dict):
+        return None
+    value = item.get(inner)
+    texts = [value] if isinstance(value, str) else value
+    if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+        return None
+    cuts = [(i, pos + 1) for i, t in enumerate(texts) for pos, ch in enumerate(t) if ch == "\n"]
+    cuts = [(i, c) for i, c in cuts if c < len(texts[i])] + [
+        (i, len(t)) for i, t in enumerate(texts)
+    ]
+    cuts.sort()
+    if not cuts:
+        return None
+
+    def make(cut: tuple[int, int]) -> Any:
+        i, c = cut
+        kept = [*texts[:i], texts[i][:c]]
+        out = dict(item)
+        out[inner] = kept if isinstance(value, list) else kept[0]
+        return out
+
+    return cuts, make
 
 
 def trim_text(key: str) -> Reduction:
