@@ -23,6 +23,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "query_cmds",  # query
     "index_cmds",  # index, map
     "pack_cmds",  # pack, handoff, runs list | show
+    "serve_cmds",  # serve (MCP server)
 )
 
 app = typer.Typer(
