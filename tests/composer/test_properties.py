@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+import pathspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -19,11 +20,12 @@ from codelibrarian.composer import (
     replay,
     select,
 )
+from codelibrarian.composer.constraints import RuleSet, first_match, path_matcher
 from codelibrarian.config import BudgetConfig
 from codelibrarian.errors import BudgetInfeasible
 from codelibrarian.tokens import Tokenizer
 
-from .strategies import budgets, candidate_lists, constraint_sets, formats
+from .strategies import PATTERNS, budgets, candidate_lists, constraint_sets, formats
 
 CTX = ComposeContext.make(as_of=1_750_000_000, workspace_fingerprint="wf", trigger="file_saved")
 
@@ -183,3 +185,36 @@ def test_empty_constraints_never_infeasible(
         cands, budget=budget, tokenizer=tok, context=CTX, constraints=EMPTY_CONSTRAINTS
     )
     assert result.tokens <= budget.total_tokens
+
+
+@settings(max_examples=400)
+@given(candidate_lists, constraint_sets())
+def test_compiled_rules_agree_with_first_match(
+    cands: list[Candidate], constraints: ComposerConstraints
+) -> None:
+    cands = list({c.id: c for c in cands}.values())  # resolve() expects unique ids
+    for rules in (constraints.must_exclude, constraints.pinned, constraints.must_include):
+        compiled = RuleSet(rules)
+        resolved = compiled.resolve(cands)
+        for cand, index in zip(cands, resolved, strict=True):
+            expected = first_match(cand, rules)
+            assert compiled.first(cand) == expected
+            assert (rules[index] if index < len(rules) else None) == expected
+
+
+@settings(max_examples=400)
+@given(
+    st.sampled_from(
+        (*PATTERNS, "*", "a*/b", "**/x.py", "/src/", "# comment", "!*.py", "[ab].py", "a?.py")
+    ),
+    st.lists(
+        st.sampled_from(
+            ("src", "a", "a.py", "ab.py", "b.py", "x.py", ".env", "secrets", "ab", "docs")
+        ),
+        min_size=1,
+        max_size=4,
+    ).map("/".join),
+)
+def test_path_matcher_agrees_with_pathspec(pattern: str, path: str) -> None:
+    spec = pathspec.GitIgnoreSpec.from_lines([pattern])
+    assert path_matcher(pattern)(path) == bool(spec.match_file(path))

@@ -143,11 +143,11 @@ class RuleSet:
         self._ids: dict[str, int] = {}
         self._kinds: dict[str, int] = {}
         self._lanes: dict[str, int] = {}
-        self._patterns: list[tuple[int, Callable[[str], bool]]] = []
+        self._patterns: list[tuple[int, Callable[[str], bool], str]] = []
         for index, rule in enumerate(self.rules):
             kind, value = rule.match.type, rule.match.value
             if kind == "pattern":
-                self._patterns.append((index, path_matcher(value)))
+                self._patterns.append((index, path_matcher(value), _required_literal(value)))
             else:
                 table = {"id": self._ids, "kind": self._kinds, "lane": self._lanes}[kind]
                 table.setdefault(value, index)
@@ -171,13 +171,42 @@ class RuleSet:
             if index is not None and index < best:
                 best = index
         if self._patterns and candidate.path:
-            for index, test in self._patterns:
+            for index, test, _ in self._patterns:
                 if index >= best:
                     break
                 if test(candidate.path):
                     best = index
                     break
         return self.rules[best] if best < len(self.rules) else None
+
+    def resolve(self, candidates: Sequence[Candidate]) -> list[int]:
+        """For each candidate, the index of its first matching rule (``len(rules)`` if none).
+
+        Equivalent to calling :meth:`first` on each, but rule by rule over the whole
+        list, which keeps the per-candidate work in comprehensions. Candidate ids
+        must be unique (selection de-duplicates first).
+        """
+        none = len(self.rules)
+        if not none:
+            return [none] * len(candidates)
+        kinds, lanes = self._kinds, self._lanes
+        best = [kinds.get(c.kind, none) for c in candidates] if kinds else [none] * len(candidates)
+        if lanes:
+            best = [
+                hit if (hit := lanes.get(c.lane, none)) < b else b
+                for b, c in zip(best, candidates, strict=True)
+            ]
+        if self._ids:
+            position = {c.id: i for i, c in enumerate(candidates)}
+            for ident, index in self._ids.items():
+                i = position.get(ident)
+                if i is not None and index < best[i]:
+                    best[i] = index
+        for index, test, literal in self._patterns:
+            for i in [i for i, c in enumerate(candidates) if literal in c.path and c.path]:
+                if index < best[i] and test(candidates[i].path):
+                    best[i] = index
+        return best
 
 
 @lru_cache(maxsize=1024)
@@ -209,11 +238,11 @@ def path_matcher(pattern: str) -> Callable[[str], bool]:
 def _required_literal(pattern: str) -> str:
     """The longest run of plain characters every matching path must contain ("" if unsure)."""
     text = pattern.strip()
-    if not text or "\\" in text or text.startswith(("#", "!")):
-        return ""
+    if not text or any(ch in text for ch in "\\[]") or text.startswith(("#", "!")):
+        return ""  # escapes and character classes: no literal is guaranteed
     pieces = [""]
     for ch in text:
-        if ch in "*?[]/":
+        if ch in "*?/":
             pieces.append("")
         else:
             pieces[-1] += ch

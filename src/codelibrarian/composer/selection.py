@@ -116,39 +116,44 @@ def select(
     total = budget.total_tokens
     eligible: list[int] = []  # ranks of candidates still to decide, in rank order
     forced: set[str] = set()
-    excluded_by = RuleSet(constraints.must_exclude)
-    pinned_by = RuleSet(constraints.pinned)
-    included_by = RuleSet(constraints.must_include)
-    check_forced = bool(pinned_by or included_by)
-
-    for rank, item in enumerate(order):
-        cand = unique[item[4]]
-        if excluded_by:
-            hit = excluded_by.first(cand)
-            if hit is not None:
-                reasons[rank], details[rank] = "excluded_by_policy", hit.reason
+    ranked = [unique[item[4]] for item in order]
+    if constraints.must_exclude or constraints.pinned or constraints.must_include:
+        excluded_by = RuleSet(constraints.must_exclude)
+        pinned_by = RuleSet(constraints.pinned)
+        included_by = RuleSet(constraints.must_include)
+        no_ex, no_pin, no_inc = len(excluded_by.rules), len(pinned_by.rules), len(included_by.rules)
+        hits = zip(
+            excluded_by.resolve(ranked),
+            pinned_by.resolve(ranked),
+            included_by.resolve(ranked),
+            strict=True,
+        )
+        for rank, (ex, pin, inc) in enumerate(hits):
+            if ex < no_ex:
+                reasons[rank] = "excluded_by_policy"
+                details[rank] = excluded_by.rules[ex].reason
                 continue
-        if check_forced:
-            hit = pinned_by.first(cand)
-            reason = "pinned"
-            if hit is None:
-                hit = included_by.first(cand)
-                reason = "must_include"
-            if hit is not None:
+            if pin < no_pin or inc < no_inc:
+                cand = ranked[rank]
                 chosen[rank] = True
-                reasons[rank], details[rank] = reason, hit.reason
+                if pin < no_pin:
+                    reasons[rank], details[rank] = "pinned", pinned_by.rules[pin].reason
+                else:
+                    reasons[rank], details[rank] = "must_include", included_by.rules[inc].reason
                 forced.add(cand.id)
                 used[cand.lane] += cand.token_estimate
                 total_used += cand.token_estimate
                 continue
-        eligible.append(rank)
+            eligible.append(rank)
+    else:
+        eligible = list(range(count))
 
     # reservations: lane minimums and policy requirements, filled by score in-lane
     targets = reservation_targets(budget, constraints)
     by_lane: dict[str, list[int]] = {lane: [] for lane in LANES}
     available = dict.fromkeys(LANES, 0)
     for rank in eligible:
-        cand = unique[order[rank][4]]
+        cand = ranked[rank]
         by_lane[cand.lane].append(rank)
         available[cand.lane] += cand.token_estimate
     protect = {
@@ -163,7 +168,7 @@ def select(
         for rank in by_lane[lane]:
             if used[lane] >= target:
                 break
-            est = unique[order[rank][4]].token_estimate
+            est = ranked[rank].token_estimate
             if used[lane] + est > lane_max[lane] or total_used + est > ceiling:
                 continue
             chosen[rank] = True
@@ -182,7 +187,7 @@ def select(
     for rank in eligible:
         if reasons[rank]:
             continue
-        cand = unique[order[rank][4]]
+        cand = ranked[rank]
         lane, est = cand.lane, cand.token_estimate
         if used[lane] + est > lane_max[lane]:
             reasons[rank] = "lane_max_reached"
@@ -196,20 +201,23 @@ def select(
             used[lane] += est
             total_used += est
 
+    new_verdict = tuple.__new__  # Verdict is a NamedTuple; skip its Python-level __new__
     verdicts = [
-        Verdict(
-            c.id,
-            c.kind,
-            c.lane,
-            c.token_estimate,
-            -neg,
-            rank,
-            chosen[rank],
-            reasons[rank],
-            details[rank],
+        new_verdict(
+            Verdict,
+            (
+                c.id,
+                c.kind,
+                c.lane,
+                c.token_estimate,
+                -item[0],
+                rank,
+                chosen[rank],
+                reasons[rank],
+                details[rank],
+            ),
         )
-        for rank, (neg, _, _, _, index) in enumerate(order)
-        for c in (unique[index],)
+        for rank, (item, c) in enumerate(zip(order, ranked, strict=True))
     ]
     dupes.sort(key=lambda c: (c.id, repr(c.shape())))
     for cand in dupes:
@@ -226,7 +234,7 @@ def select(
                 "another candidate has this id",
             )
         )
-    picked = [(item[1], rank, unique[item[4]]) for rank, item in enumerate(order) if chosen[rank]]
+    picked = [(order[rank][1], rank, c) for rank, c in enumerate(ranked) if chosen[rank]]
     picked.sort(key=_pick_key)
     return Selection(
         verdicts=tuple(verdicts),
