@@ -99,6 +99,11 @@ async def _script(client: Client, record: dict[str, Any]) -> None:
         record["missing_resource"] = None
     except Exception as exc:  # the SDK raises the protocol error
         record["missing_resource"] = exc
+    try:
+        await client.read_resource("resources://runs/r1/context/Broken.lcp.json")
+        record["broken_resource"] = None
+    except Exception as exc:
+        record["broken_resource"] = exc
     record["after_errors"] = await client.call_tool("index_status", {})
 
     # run artifacts written by hand are served by the templates
@@ -138,6 +143,7 @@ def _prepare(root: Path) -> Path:
         {
             ".librarian/runs/r1/context/Planner.lcp.json": json.dumps(PLANNER_PACK),
             ".librarian/runs/r1/handoff/Planner→Implementer.json": json.dumps(HANDOFF),
+            ".librarian/runs/r1/context/Broken.lcp.json": b"\xff\xfe not utf-8",
         },
     )
     return root
@@ -370,6 +376,14 @@ def test_library_errors_carry_the_library_message(run: dict[str, Any]) -> None:
     result = run["unknown_decision"]
     assert result.is_error
     assert "no decision '0123456789abcdef'" in _text(result)
+
+
+def test_an_unreadable_resource_is_an_error_without_a_path(run: dict[str, Any]) -> None:
+    exc = run["broken_resource"]
+    assert exc is not None
+    assert "cannot read the context artifact: UnicodeDecodeError" in str(exc)
+    assert "resource=context crash=UnicodeDecodeError" in run["stderr"]
+    assert ".librarian" not in run["stderr"]
 
 
 def test_a_missing_resource_is_a_protocol_error(run: dict[str, Any]) -> None:

@@ -163,9 +163,12 @@ def _register_resources(srv: MCPServer[Any], lib: Librarian) -> None:
         except NotFound as exc:
             logger.info("resource=%s error=%s", kind, exc.code)
             raise ResourceNotFoundError(str(exc)) from None
-        except UsageError as exc:
+        except LibrarianError as exc:
             logger.info("resource=%s error=%s", kind, exc.code)
             raise ResourceError(str(exc)) from None
+        except (OSError, ValueError) as exc:  # unreadable or undecodable: no path in the log
+            logger.error("resource=%s crash=%s", kind, type(exc).__name__)
+            raise ResourceError(f"cannot read the {kind} artifact: {type(exc).__name__}") from None
         logger.info("resource=%s ok chars=%d", kind, len(text))
         return text
 
