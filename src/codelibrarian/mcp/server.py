@@ -82,7 +82,7 @@ def _configure_logging(level: int) -> None:
 class _Runner:
     """Runs tool functions against one Librarian: serialized, off the event loop."""
 
-    def __init__(self, lib: Any) -> None:
+    def __init__(self, lib: Librarian) -> None:
         self.lib = lib
         self._lock: Any = None
 
