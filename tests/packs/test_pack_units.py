@@ -175,3 +175,17 @@ def test_stop_rule_half_of_the_keywords() -> None:
     assert not covered(keys, frozenset({"retry", "policy"}))
     assert covered(keys, frozenset({"retry", "policy", "backoff"}))
     assert covered((), frozenset())
+
+
+def test_overlapping_spans_are_duplicates_but_synopses_are_not() -> None:
+    from codelibrarian.packs.ladder import _overlaps
+
+    def span(ref: str, start: int, end: int, path: str = "a.py") -> AnchorDraft:
+        return AnchorDraft("code", path, start, end, ref, "0" * 32, 1, 0, 0, "", frozenset())
+
+    chosen = [span("a.py#L10", 10, 40), span("a.py#module", 1, 60)]
+    assert _overlaps(span("a.py#f", 12, 30), chosen)  # inside a chosen span
+    assert _overlaps(span("a.py#g", 30, 45), chosen)  # 11 of 16 lines already shown
+    assert not _overlaps(span("a.py#h", 38, 60), chosen)  # 3 of 23 lines
+    assert not _overlaps(span("b.py#f", 12, 30, "b.py"), chosen)  # another file
+    assert not _overlaps(span("a.py#module", 1, 60), [span("a.py#L1", 1, 60)])

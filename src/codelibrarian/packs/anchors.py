@@ -63,7 +63,7 @@ UNREACHABLE = 7
 _LINE_CHARS = 160
 _COMMENT = ('"""', "'''", "#", "//", "/*", "*", "--")
 _MARKS = "\"'#/*-! "
-_STRUCTURAL = frozenset({"class", "interface", "struct", "trait", "enum"})
+_CALLABLE = frozenset({"function", "method", "macro"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,8 +190,8 @@ class Navigator:
         return clean_lines([head, doc[0] if doc else "", extra])
 
     def module_summary(self, rel: str) -> str:
-        top = [s for s in self.symbols(rel) if s.parent is None]
-        names = [s.name + ("()" if s.kind not in _STRUCTURAL else "") for s in top[:8]]
+        top = [s for s in self.symbols(rel) if s.parent is None and not s.name.startswith("__")]
+        names = [s.name + ("()" if s.kind in _CALLABLE else "") for s in top[:8]]
         more = f" (+{len(top) - 8} more)" if len(top) > 8 else ""
         first = f"defines {', '.join(names)}{more}" if names else "defines no symbols"
         users = [p for p in self.importers(rel) if not self.is_sensitive(p)]

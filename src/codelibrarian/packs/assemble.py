@@ -166,8 +166,9 @@ def _refs(anchors: Sequence[Anchor], kind: str, limit: int = 3) -> str:
     return ", ".join(refs)
 
 
-def _actions(req: PackRequest, anchors: Sequence[Anchor]) -> list[str]:
-    code, kb = _refs(anchors, "code"), _refs(anchors, "kb")
+def _actions(req: PackRequest, anchors: Sequence[Anchor], near: Sequence[str]) -> list[str]:
+    """Three role-specific steps; ``near`` are the refs of code at the change surface."""
+    code, kb = ", ".join(near[:3]) or _refs(anchors, "code"), _refs(anchors, "kb")
     test_paths = ", ".join(dict.fromkeys(a.path for a in anchors if a.kind == "test"))
     n = len(req.acceptance)
     role: dict[str, list[str]] = {
@@ -212,6 +213,14 @@ def _actions(req: PackRequest, anchors: Sequence[Anchor]) -> list[str]:
         ],
     }
     return role[req.agent]
+
+
+def _near(drafts: Sequence[AnchorDraft]) -> list[str]:
+    return [
+        d.ref
+        for d in sorted(drafts, key=order_key)
+        if d.kind == "code" and d.distance == 0 and not d.ref.endswith("#module")
+    ]
 
 
 def _provisional(criteria: int) -> LadderRecord:
@@ -309,7 +318,7 @@ def assemble_pack(req: PackRequest, env: PackEnv) -> tuple[LocalContextPack, str
             ladder,
             risks=_risks(req, env, anchors),
             questions=_questions(req, env, drafts),
-            actions=_actions(req, anchors),
+            actions=_actions(req, anchors, _near(drafts)),
             token_estimate=te,
         )
 
