@@ -131,3 +131,17 @@ def test_empty_input_gives_empty_pack(tok: Tokenizer) -> None:
     assert result.text == "" and result.tokens == 0
     assert result.explanation.constraints.pinned == 0
     assert EMPTY_CONSTRAINTS.to_dict()["pinned"] == []
+
+
+def test_unknown_format_is_a_usage_error(tok: Tokenizer) -> None:
+    from codelibrarian.errors import UsageError
+
+    with pytest.raises(UsageError, match="unknown format"):
+        compose([], budget=small_budget(100), tokenizer=tok, context=CTX, fmt="html")  # type: ignore[arg-type]
+
+
+def test_candidate_repr_hides_path_title_and_content(tok: Tokenizer) -> None:
+    a = cand(tok, "secrets/prod.key", "semantic_match", "retrieved", "TOKEN=hunter2")
+    text = repr(a)
+    assert "secrets/prod.key" not in text and "hunter2" not in text
+    assert a.id in text

@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..config import LANES, BudgetConfig
+from ..errors import UsageError
 from ..tokens import Tokenizer
 from .budget import budget_digest, validate
 from .cache import CacheKeyInputs, CompositionStore, cache_key, candidate_digest
@@ -153,7 +154,7 @@ def compose(
     alone cannot fit, ``UsageError``/``ConfigError`` for bad arguments.
     """
     if fmt not in FORMATS:
-        raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
+        raise UsageError(f"unknown format {fmt!r}", hint=f"Use one of: {', '.join(FORMATS)}.")
     validate(budget)
     cands = tuple(candidates)
     inputs = _key_inputs(
