@@ -9,7 +9,8 @@ checked out at the parent in a scratch clone, indexed incrementally, and
 * ``bm25``   — BM25 alone, in retrieval order;
 * ``+graph`` — plus graph expansion and scoring;
 * ``+dense`` — plus dense vectors (needs the `semantic` extra);
-* ``full``   — plus reranking and the defeater check.
+* ``full``   — plus reranking and the defeater check;
+* ``full-dense`` — everything but dense vectors.
 
 Reported: mean file recall in the top 5 and top 10 files, and under chunk-token
 budgets of 2,000 and 8,000 (``budget=``: the summed tokens of the cited chunks,
@@ -38,6 +39,7 @@ CONFIGS: dict[str, frozenset[str]] = {
     "+graph": frozenset({"bm25", "graph", "scoring"}),
     "+dense": frozenset({"bm25", "graph", "scoring", "dense"}),
     "full": frozenset({"bm25", "graph", "scoring", "dense", "rerank", "defeaters"}),
+    "full-dense": frozenset({"bm25", "graph", "scoring", "rerank", "defeaters"}),
 }
 
 

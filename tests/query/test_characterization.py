@@ -234,3 +234,22 @@ def test_cli_errors(tmp_path: Path, repo: Path) -> None:
     none = run_cli("query", "x", "-C", str(empty), "--json")
     assert none.returncode != 0
     assert "librarian index" in json.loads(none.stdout)["hint"]
+
+
+def test_dense_path_on_the_real_index(repo: Path) -> None:
+    from codelibrarian.query import FEATURES, HashingEmbedder
+    from codelibrarian.query.embed import vectors_path
+
+    with QuerySession(repo, features=FEATURES, embedder=HashingEmbedder()) as s:
+        assert s.sync_stats is not None and s.sync_stats.embedded > 0
+        result = s.run("apply discount", as_of=AS_OF)
+    assert vectors_path(repo).is_file()
+    assert result.capabilities is not None and result.capabilities.vector_search
+    assert not any("semantic_retrieval" in a.original for a in result.adaptations)
+    assert result.response is not None
+    assert result.response.paths[0] == "shop/pricing.py"
+    retrieval = result.run_of("retrieval").result
+    assert retrieval is not None
+    assert any(c.origin == "bm25+dense" for c in retrieval.output.candidates)
+    with QuerySession(repo, features=FEATURES, embedder=HashingEmbedder()) as again:
+        assert again.sync_stats is not None and again.sync_stats.skipped

@@ -1,6 +1,12 @@
 from __future__ import annotations
 
-from codelibrarian.query.retrieval import RRF_K, RRF_SCALE, RetrievalStage, rrf_fuse
+from codelibrarian.query.retrieval import (
+    DENSE_WEIGHT_PERMILLE,
+    RRF_K,
+    RRF_SCALE,
+    RetrievalStage,
+    rrf_fuse,
+)
 from codelibrarian.query.types import PipelineContext
 
 from .fakes import FakeDense, FakeStore, query
@@ -50,6 +56,7 @@ def test_dense_hits_fuse_with_bm25_and_mark_origin() -> None:
     assert 999 not in by_id  # a vector whose chunk is gone is dropped, with a warning
     assert any("no longer in the index" in w for w in res.warnings)
     assert res.output.candidates[0].chunk_id == 1  # in both lists: fused first
+    assert by_id[3].fused == DENSE_WEIGHT_PERMILLE * (RRF_SCALE // (RRF_K + 1)) // 1000
 
 
 def test_no_terms_gives_empty_set_with_warning() -> None:

@@ -20,7 +20,7 @@ from rich.live import Live
 from rich.table import Table
 
 from ..errors import UsageError
-from ..query.capabilities import FEATURES
+from ..query.capabilities import DEFAULT_FEATURES
 from ..query.pipeline import PipelineResult, QuerySession, resolve_llm
 from ..query.report import PipelineDiagnosticReport, ProgressReporter
 from ..query.types import DEPTHS, STAGE_NAMES, LibrarianQuery, QueryDepth, query_id_for
@@ -136,7 +136,9 @@ def register(app: typer.Typer) -> None:
             None, "--as-of", help="Epoch seconds recency is measured against (default: now)."
         ),
         semantic: bool = typer.Option(
-            True, "--semantic/--no-semantic", help="Use dense vectors when the extra is installed."
+            False,
+            "--semantic/--no-semantic",
+            help="Add dense vectors (needs the `semantic` extra; off by default).",
         ),
         llm: bool = typer.Option(
             False,
@@ -154,7 +156,7 @@ def register(app: typer.Typer) -> None:
         if depth not in DEPTHS:
             raise UsageError(f"unknown depth {depth!r}.", hint="Use --depth L0, L1, L2 or L3.")
         root = resolve_repo(repo)
-        features = FEATURES if semantic else tuple(f for f in FEATURES if f != "dense")
+        features = (*DEFAULT_FEATURES, "dense") if semantic else DEFAULT_FEATURES
         qdepth: QueryDepth = depth  # narrowed by the DEPTHS check above
         when = int(time.time()) if as_of is None else as_of
         completer, _why = resolve_llm(root, discover=llm)

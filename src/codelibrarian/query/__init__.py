@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from .base import PipelineStage
 from .capabilities import (
+    DEFAULT_FEATURES,
     FEATURES,
     Adaptation,
     CapabilityEvent,
@@ -60,6 +61,7 @@ from .types import (
 )
 
 __all__ = [
+    "DEFAULT_FEATURES",
     "FEATURES",
     "STAGE_NAMES",
     "Adaptation",

@@ -28,6 +28,7 @@ from .embed import DenseIndex, VectorIndex
 from .types import QueryStore, StageCache
 
 __all__ = [
+    "DEFAULT_FEATURES",
     "FEATURES",
     "Adaptation",
     "AdaptedPlan",
@@ -40,6 +41,10 @@ __all__ = [
 
 #: what a query can use; the ablation toggles these
 FEATURES: tuple[str, ...] = ("bm25", "dense", "graph", "scoring", "rerank", "defeaters")
+#: what runs unless asked otherwise: dense vectors are opt-in, because the bundled
+#: static model did not prove a recall gain in the ablation (benchmarks/RESULTS.md:
+#: better top-10 on httpx, worse top-5 on click, worse at 8k tokens on both)
+DEFAULT_FEATURES: tuple[str, ...] = ("bm25", "graph", "scoring", "rerank", "defeaters")
 EDGE_KINDS: tuple[Literal["ref", "import", "cochange"], ...] = ("ref", "import", "cochange")
 
 

@@ -24,6 +24,7 @@ from typing import Any, Literal
 from ..errors import LibrarianError, UnverifiedByTrace, UsageError
 from .base import PipelineStage, Stopwatch
 from .capabilities import (
+    DEFAULT_FEATURES,
     FEATURES,
     Adaptation,
     CapabilityEvent,
@@ -472,7 +473,7 @@ class QuerySession:
         self,
         root: Path,
         *,
-        features: Collection[str] = FEATURES,
+        features: Collection[str] = DEFAULT_FEATURES,
         embedder: Embedder | Literal["auto"] | None = "auto",
         llm: Completer | None = None,
         summarize_with_llm: bool = False,
@@ -545,7 +546,7 @@ def run_query(
     root: Path,
     intent: str,
     *,
-    stages: Collection[str] = FEATURES,
+    stages: Collection[str] = DEFAULT_FEATURES,
     budget: int | None = None,
     depth: QueryDepth = "L1",
     limit: int = 20,
@@ -555,9 +556,10 @@ def run_query(
     """Ranked repository-relative file paths for ``intent`` (for benchmarks/adapters).
 
     ``stages`` picks features from ``FEATURES`` (``bm25``, ``dense``, ``graph``,
-    ``scoring``, ``rerank``, ``defeaters``): ``{"bm25"}`` is BM25 alone,
-    ``{"bm25", "graph"}`` adds expansion, and so on. ``budget`` caps the summed
-    tokens of the cited chunks.
+    ``scoring``, ``rerank``, ``defeaters``; default ``DEFAULT_FEATURES``, everything
+    but ``dense``): ``{"bm25"}`` is BM25 alone, ``{"bm25", "graph", "scoring"}``
+    adds expansion, and so on. ``budget`` caps the summed tokens of the cited
+    chunks.
     """
     with QuerySession(root, features=stages, embedder=embedder) as session:
         result = session.run(intent, depth=depth, limit=limit, budget=budget, as_of=as_of)
