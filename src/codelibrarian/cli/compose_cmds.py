@@ -128,7 +128,7 @@ def compose_cmd(  # noqa: PLR0917 - typer maps each option to a parameter
     err = err_console()
     if explain or dry_run:
         err.print(result.explain_text(), markup=False, highlight=False)
-    if verbose or dry_run:
+    if verbose or dry_run or (explain and reveal):
         err.print("\n".join(_verbose_lines(result, reveal=reveal)), markup=False, highlight=False)
     if dry_run:
         return

@@ -3,10 +3,14 @@
 One ranking per composition (memoized on the :class:`SourceContext`), from four
 integer signals, each normalized to 0..1000:
 
-- **text**: BM25 over the index's chunks for the trigger's keywords, per file
-  ``best + (second + third) / 2``; in diff mode a second query made of the
-  identifiers on the change's ``+``/``-`` lines adds 3/5 of its file score.
-- **path**: how many keywords name a part of the file's path (350 each).
+- **text**: BM25 over the index's chunks for the trigger's keywords (plus crude
+  singular forms: the index does not stem), per file ``best + (second + third)
+  / 2``; files the index did not parse as code (prose, markup, templates,
+  data) count 40%; in
+  diff mode a second query made of the identifiers on the change's ``+``/``-``
+  lines adds 3/5 of its file score.
+- **path**: how many keywords (or their singular forms) name a part of the
+  file's path (350 each).
 - **graph**: personalized PageRank over the combined ref/import/co-change
   graph, seeded by the changed and explicit files (weight 1000 each) and the
   top ten text files (weight = their text score); normalized by the largest
@@ -32,6 +36,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..index.graph import combine
+from ..index.languages import LANGUAGES
 from ..index.records import ChunkHit
 from ..trigger import split_identifier
 from .base import SourceContext
@@ -39,8 +44,8 @@ from .rules import find_rule_files
 
 __all__ = ["FileRank", "Ranking", "diff_identifiers", "is_test_path", "rank_files"]
 
-_TASK_HITS = 400
-_DIFF_HITS = 200
+_TASK_HITS = 200
+_DIFF_HITS = 120
 _SEEDS_FROM_TEXT = 10
 _W_TEXT, _W_PATH, _W_GRAPH, _W_RECENCY = 50, 15, 30, 5
 _PR_ITERATIONS = 60
@@ -55,6 +60,41 @@ _CODE_TEXT = """
     """
 _CODE_WORDS = frozenset(_CODE_TEXT.split())
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
+
+
+_CODE_LANGUAGES = frozenset(lang.name for lang in LANGUAGES)
+_DOC_PERMILLE = 400
+
+
+def code_languages(ctx: SourceContext) -> dict[str, str]:
+    """Path -> index language, for every indexed file (cached per index generation)."""
+    shared = ctx.memo.setdefault("shared", {})
+    langs = shared.get("ranking.languages")
+    if langs is None:
+        langs = {r.path: r.language for r in ctx.store.files()} if ctx.store is not None else {}
+        shared["ranking.languages"] = langs
+    result: dict[str, str] = langs
+    return result
+
+
+def is_code(ctx: SourceContext, path: str) -> bool:
+    """Whether the index parsed ``path`` as source code (not prose, markup or data)."""
+    return code_languages(ctx).get(path) in _CODE_LANGUAGES
+
+
+def variants(word: str) -> list[str]:
+    """Crude singular/stem forms (``loggers`` -> ``logger``), since the index does not stem."""
+    out: list[str] = []
+    if len(word) > 4 and word.endswith("ies"):
+        out.append(word[:-3] + "y")
+    elif len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        out.append(word[:-1])
+    if len(word) > 5 and word.endswith("ing"):
+        out.append(word[:-3])
+    if len(word) > 4 and word.endswith("ed"):
+        out.append(word[:-2])
+        out.append(word[:-1])
+    return [w for w in out if len(w) >= 3]
 
 
 def is_test_path(path: str) -> bool:
@@ -225,9 +265,8 @@ def _rank(ctx: SourceContext) -> Ranking:
     text_raw: dict[str, int] = {}
     hits_by_file: dict[str, list[ChunkHit]] = {}
     if keywords:
-        for path, (score, items) in _file_scores(
-            store.search(" ".join(keywords), _TASK_HITS)
-        ).items():
+        query = " ".join(dict.fromkeys([*keywords, *(v for k in keywords for v in variants(k))]))
+        for path, (score, items) in _file_scores(store.search(query, _TASK_HITS)).items():
             text_raw[path] = score
             hits_by_file[path] = items
     diff_words = diff_identifiers(ctx) if ctx.changes else []
@@ -241,6 +280,9 @@ def _rank(ctx: SourceContext) -> Ranking:
             hits_by_file[path] = sorted(
                 merged.values(), key=lambda h: (-h.score, h.start_line, h.chunk_id)
             )
+    for path in list(text_raw):
+        if not is_code(ctx, path):
+            text_raw[path] = text_raw[path] * _DOC_PERMILLE // 1000
     text = _normalize(text_raw)
 
     seeds: dict[str, int] = {}
@@ -253,7 +295,7 @@ def _rank(ctx: SourceContext) -> Ranking:
     non_seed = {p: r for p, r in ranks.items() if p not in changed and p not in ctx.trigger.files}
     graph = _normalize(non_seed)
 
-    kw = set(keywords)
+    kw = set(keywords) | {v for k in keywords for v in variants(k)}
     shared = ctx.memo.setdefault("shared", {})
     rule_files = shared.get("ranking.rule_files")
     if rule_files is None:

@@ -9,10 +9,11 @@ Each candidate's header carries the file's relative path and line range.
   relevance = the file's ranking score for its first piece, 7/10 of it for the
   second, 1/2 for the third; specificity 600 for a whole file, 700 for a
   definition chunk, 400 for a module-level chunk; risk 300; recency from git.
-- ``test_context``: tests related to the changed files and the top five files,
+- ``test_context`` (budgets of 4,000 tokens and more): tests related to the
+  changed files and the top five files,
   by import edges (the test imports the file) or by naming (``test_foo.py``,
   ``foo_test.go``, ``foo.test.ts`` for ``foo``): the test's best chunk (or its
-  start) cut to half the cap. relevance 300 + a quarter of the related file's
+  start) cut to half the cap. relevance 200 + a fifth of the related file's
   score (changed files count 1000); specificity 500; risk 300.
 
 Sensitive files that match the task (or were asked for) appear as placeholder
@@ -38,6 +39,10 @@ __all__ = ["RetrievedSource", "per_file_cap"]
 _DEFINITION_KINDS = frozenset(
     {"function", "method", "class", "interface", "struct", "enum", "trait", "type", "macro"}
 )
+
+
+#: below this budget the lane offers no test_context (code of the files comes first)
+_TESTS_FROM_BUDGET = 4000
 
 
 def per_file_cap(budget: int) -> int:
@@ -95,7 +100,8 @@ class RetrievedSource:
             )
         for rank in ranking.top(top_n):
             out.extend(self._file_pieces(ctx, rank, cap))
-        out.extend(self._tests(ctx, ranking.tests, ranking.top(5), cap // 2))
+        if ctx.budget >= _TESTS_FROM_BUDGET:
+            out.extend(self._tests(ctx, ranking.tests, ranking.top(5), cap // 2))
         return out
 
     def _file_pieces(self, ctx: SourceContext, rank: FileRank, cap: int) -> list[Candidate]:
@@ -125,7 +131,9 @@ class RetrievedSource:
         out: list[Candidate] = []
         hits = self._distinct(rank.hits)[:3]
         for index, hit in enumerate(hits):
-            body = fit_prefix(ctx.tokenizer, _lines(rows, hit.start_line, hit.end_line), cap)
+            body = _lines(rows, hit.start_line, hit.end_line)
+            if hit.tokens > cap * 9 // 10:  # the index's count says it may not fit: measure
+                body = fit_prefix(ctx.tokenizer, body, cap)
             if not body.strip():
                 continue
             end = hit.start_line + max(0, body.count("\n") - 1)
@@ -215,7 +223,7 @@ class RetrievedSource:
                     path=path,
                     content=body,
                     title=path,
-                    relevance=300 + related[path] // 4,
+                    relevance=200 + related[path] // 5,
                     specificity=500,
                     risk=300,
                     recency_bucket=ctx.recency.get(path, 0),

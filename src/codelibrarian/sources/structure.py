@@ -6,7 +6,9 @@ the definitions of the symbols they name.
   explicit files and the best text matches), each as its relative path followed
   by up to four of its definition lines, verbatim, prefixed with ``│`` (symbols
   whose name shares a keyword first, then classes before functions, then by
-  line; shown in line order). The map is cut at ``clamp(budget * 35 / 100, 300,
+  line; shown in line order); a file with fewer than two definitions shows two
+  lines of its best-matching chunk instead (12+ characters, not comments, most
+  keywords first). The map is cut at ``clamp(budget * 35 / 100, 300,
   3000)`` tokens. relevance 750, specificity 500, risk 300, recency 0. Its
   ``edges`` (file -> file it references among the listed files) let the
   composer collapse it to a summary when it must shrink.
@@ -23,7 +25,7 @@ import functools
 import posixpath
 
 from ..composer.types import Candidate
-from ..index.records import Symbol
+from ..index.records import ChunkHit, Symbol
 from ..tokens import fit_prefix
 from ..trigger import split_identifier
 from .base import SourceContext, clamp
@@ -55,6 +57,27 @@ def _pick(symbols: list[Symbol], keywords: frozenset[str]) -> list[Symbol]:
     return sorted(top, key=lambda s: (s.start_line, s.name))
 
 
+_COMMENT = ("#", "//", "/*", "*", "--", "<!--")
+
+
+def _telling_lines(rows: list[str], hit: ChunkHit, keywords: frozenset[str]) -> list[str]:
+    """Two verbatim lines of a file's best-matching chunk, for files with no definitions.
+
+    Lines of 12+ characters that are not comments, those naming the most keywords
+    first, shown in file order.
+    """
+    scored: list[tuple[int, int, str]] = []
+    for number in range(max(1, hit.start_line), min(len(rows), hit.end_line) + 1):
+        raw = rows[number - 1].rstrip()
+        text = raw.strip()
+        if len(text) < 12 or text.startswith(_COMMENT):
+            continue
+        hits = len(keywords & set(split_identifier(text)))
+        scored.append((-hits, number, raw))
+    best = sorted(scored)[:2]
+    return [raw for _, _, raw in sorted(best, key=lambda item: item[1])]
+
+
 class StructureSource:
     """Repository map (``dependency_graph``) and symbol definitions (``symbol_context``)."""
 
@@ -80,14 +103,25 @@ class StructureSource:
         keywords = frozenset(ctx.trigger.keywords)
         blocks: list[str] = []
         listed: list[str] = []
+        symbol_cache: dict[str, list[Symbol]] = ctx.memo.setdefault("shared", {}).setdefault(
+            "structure.symbols", {}
+        )
         used = 0
         for rank in ranking.files[:200]:
             rows = ctx.lines(rank.path)
             lines = [rank.path + ":"]
-            for sym in _pick(store.symbols(path=rank.path), keywords):
+            symbols = symbol_cache.get(rank.path)
+            if symbols is None:
+                symbols = store.symbols(path=rank.path)
+                symbol_cache[rank.path] = symbols
+            for sym in _pick(symbols, keywords):
                 if 1 <= sym.start_line <= len(rows):
                     raw = rows[sym.start_line - 1].rstrip()
                     if raw.strip():
+                        lines.append("│" + raw)
+            if len(lines) < 3 and rank.hits:
+                for raw in _telling_lines(rows, rank.hits[0], keywords):
+                    if "│" + raw not in lines:
                         lines.append("│" + raw)
             block = "\n".join(lines)
             cost = ctx.tokenizer.count(block + "\n")
