@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from .composer import (
     Candidate,
@@ -61,11 +61,21 @@ from .workspace.git import (
 )
 from .workspace.state import State
 
+if TYPE_CHECKING:
+    from .packs.runs import RunSummary
+    from .packs.service import HandoffResult, PackResult, RunDetail
+    from .packs.window import ComposedWindow, SaopEnvelope
+    from .query.pipeline import PipelineResult
+    from .query.types import QueryDepth
+
 __all__ = [
     "FORMATS",
+    "CodeSnippet",
     "ComposeResult",
+    "IndexStatus",
     "Librarian",
     "PackedArtifact",
+    "QueryResult",
     "RejectedArtifact",
     "ReplayResult",
 ]
@@ -855,3 +865,376 @@ class Librarian:
             lint=lint,
             as_of=int(time.time()) if as_of is None else as_of,
         )
+
+    # ------------------------------------------------- query, window, status
+
+    def query(
+        self,
+        intent: str,
+        *,
+        depth: QueryDepth = "L1",
+        limit: int = 10,
+        budget: int | None = None,
+        as_of: int | None = None,
+        semantic: bool = True,
+        llm: bool = False,
+        with_code: bool = False,
+        refresh: bool = True,
+    ) -> QueryResult:
+        """Ranked files with citations for ``intent`` (the six-stage query pipeline).
+
+        ``depth`` is ``L0`` (retrieval only) to ``L3`` (three graph hops); ``limit``
+        caps the files returned; ``budget`` caps the summed tokens of the cited
+        chunks. ``semantic=False`` leaves dense vectors out even when the extra is
+        installed. ``llm=True`` discovers an LLM provider for reranking (otherwise
+        one is used only when ``LIBRARIAN_LLM_PROVIDER`` is set). ``with_code``
+        adds the text of every cited chunk, with secrets redacted and sensitive
+        files left out. The index is built on first use and refreshed when
+        ``refresh`` is true. See ``docs/query.md`` for the stages.
+        """
+        from .query.capabilities import FEATURES
+        from .query.pipeline import QuerySession, resolve_llm
+        from .query.types import DEPTHS
+
+        if depth not in DEPTHS:
+            raise UsageError(f"unknown depth {depth!r}", hint="Use L0, L1, L2 or L3.")
+        if limit < 1:
+            raise UsageError("limit must be at least 1", hint="Ask for 10 files, say.")
+        if budget is not None and budget < 1:
+            raise UsageError("the budget must be a positive number of tokens")
+        self._ensure_index(refresh=refresh)
+        features = FEATURES if semantic else tuple(f for f in FEATURES if f != "dense")
+        completer, _why = resolve_llm(self.root, discover=llm)
+        with QuerySession(
+            self.root, features=features, llm=completer, store=self._open_store()
+        ) as session:
+            result = session.run(
+                intent,
+                depth=depth,
+                limit=limit,
+                budget=budget,
+                as_of=int(time.time()) if as_of is None else int(as_of),
+            )
+        snippets = self._snippets(result) if with_code else ()
+        return QueryResult(result, snippets)
+
+    def _snippets(self, result: PipelineResult) -> tuple[CodeSnippet, ...]:
+        from .workspace.secrets import redact, scan_text
+
+        if result.response is None:
+            return ()
+        store = self._open_store()
+        out: list[CodeSnippet] = []
+        seen: set[int] = set()
+        for pack in result.response.packs:
+            if self._policy.is_sensitive(pack.path):
+                continue
+            for cite in pack.citations:
+                if cite.chunk_id in seen:
+                    continue
+                seen.add(cite.chunk_id)
+                try:
+                    text = store.chunk(cite.chunk_id).text
+                except (KeyError, LookupError):
+                    continue
+                findings = scan_text(text)
+                out.append(
+                    CodeSnippet(
+                        chunk_id=cite.chunk_id,
+                        path=cite.path,
+                        start_line=cite.start_line,
+                        end_line=cite.end_line,
+                        symbol=cite.symbol,
+                        text=redact(text, findings) if findings else text,
+                        redacted_spans=len(findings),
+                    )
+                )
+        return tuple(out)
+
+    def window(
+        self,
+        goal: str,
+        *,
+        envelopes: Sequence[SaopEnvelope] = (),
+        map_text: str | None = None,
+        total: int = 8000,
+        goal_budget: int = 1000,
+        map_budget: int = 4000,
+        recent_budget: int = 3000,
+        max_recent: int = 10,
+        model: str | None = None,
+        refresh: bool = False,
+    ) -> ComposedWindow:
+        """A sliding window: the goal, a repository map and the recent past, under ``total``.
+
+        ``map_text`` defaults to the ranked repository map rendered from the index
+        in ``min(map_budget, total)`` tokens (the index is built when missing, and
+        refreshed first when ``refresh`` is true). ``envelopes`` are the agent's
+        recent SAOP records; the newest that fit are kept, whole. Token counts use
+        ``model``'s tokenizer. ``total_tokens_used`` never exceeds ``total``; see
+        :class:`~codelibrarian.packs.window.WindowComposer` for the rules.
+        """
+        from .packs.window import WindowBudget, WindowComposer
+
+        budget = WindowBudget(
+            total_budget=total,
+            goal_budget=goal_budget,
+            map_budget=map_budget,
+            recent_past_budget=recent_budget,
+        )
+        tokenizer = get_tokenizer(model or self.config.compose.model)
+        if map_text is None:
+            size = min(map_budget, total)
+            if size > 0:
+                from .index.repomap import render_map
+
+                self._ensure_index(refresh=refresh)
+                map_text = render_map(self._open_store(), tokenizer, size)
+            else:
+                map_text = ""
+        return WindowComposer(budget, max_recent, tokenizer).compose(goal, map_text, envelopes)
+
+    def index_status(self) -> IndexStatus:
+        """What the index holds and how far the workspace has moved since (read-only).
+
+        Never builds the index: ``indexed`` is false when there is none yet.
+        Modified files are those whose size or modification time differ from
+        what the index recorded (a touched but unchanged file counts too).
+        """
+        from .workspace.files import scan_workspace
+
+        state = self.state
+        decisions = 0
+        if state.decisions_dir.is_dir():
+            for log in state.decisions_dir.glob("*.jsonl"):
+                with open(log, encoding="utf-8") as fh:
+                    decisions += sum(1 for line in fh if line.strip())
+        runs = (
+            sum(1 for p in state.runs_dir.iterdir() if p.is_dir()) if state.runs_dir.is_dir() else 0
+        )
+        is_git = is_git_repo(self.root)
+        head = head_commit(self.root) if is_git else None
+        if not state.index_path.exists():
+            return IndexStatus(False, 0, (), 0, 0, 0, 0, 0, 0, 0, 0, head, decisions, runs)
+        store = self._open_store()
+        records = store.files()
+        languages: dict[str, int] = {}
+        for rec in records:
+            lang = rec.language or "text"
+            languages[lang] = languages.get(lang, 0) + 1
+        counts = store.counts()
+        known = store.file_states()
+        scan = scan_workspace(self.root, self.config.workspace)
+        current = {f.path: (f.size, f.mtime_ns) for f in scan.files}
+        modified = sum(
+            1
+            for p, (size, mtime) in current.items()
+            if p in known and known[p][1:] != (size, mtime)
+        )
+        return IndexStatus(
+            indexed=True,
+            files=len(records),
+            languages=tuple(sorted(languages.items())),
+            symbols=counts.get("symbols", 0),
+            chunks=counts.get("chunks", 0),
+            imports=counts.get("imports", 0),
+            parse_errors=len(store.parse_errors()),
+            generation=store.generation(),
+            modified_files=modified,
+            new_files=sum(1 for p in current if p not in known),
+            deleted_files=sum(1 for p in known if p not in current),
+            head=head,
+            decisions=decisions,
+            runs=runs,
+        )
+
+    # ------------------------------------------------------ local context packs
+
+    def pack(
+        self,
+        agent: str,
+        task: str,
+        *,
+        acceptance: Sequence[str] = (),
+        constraints: Sequence[str] = (),
+        scope: str | None = None,
+        capability: str | None = None,
+        run_id: str | None = None,
+        task_id: str | None = None,
+        refresh: bool = False,
+        model: str | None = None,
+        files: Iterable[str] = (),
+        as_of: int | None = None,
+    ) -> PackResult:
+        """Build (or reuse, or ``refresh``) ``agent``'s Local Context Pack in a run.
+
+        The pack is written to ``.librarian/runs/<run>/context/<agent>.lcp.json``
+        (``resources://runs/<run>/context/<agent>.lcp.json``), remembered in the
+        run's ``memory.json`` and journaled. Without ``run_id`` a new run is
+        started. ``scope`` (Tiny/Small/Medium/Large) defaults to the change's
+        class; ``capability`` to ``reasoning_high``. See docs/packs.md.
+        """
+        from .packs.service import make_pack
+
+        return make_pack(
+            self,
+            agent,
+            task,
+            acceptance=acceptance,
+            constraints=constraints,
+            scope=scope,
+            capability=capability,
+            run_id=run_id,
+            task_id=task_id,
+            refresh=refresh,
+            model=model,
+            files=files,
+            as_of=as_of,
+        )
+
+    def handoff(
+        self,
+        run_id: str,
+        from_agent: str,
+        to_agent: str,
+        *,
+        notes: Sequence[str] = (),
+        risks: Sequence[str] = (),
+        evidence: Sequence[str] = (),
+        as_of: int | None = None,
+    ) -> HandoffResult:
+        """Write the handoff package ``from_agent -> to_agent`` of a run (diff refs,
+        evidence, risks, notes, the sender's ``context_pack_uri``) and journal it."""
+        from .packs.service import make_handoff
+
+        return make_handoff(
+            self,
+            run_id,
+            from_agent,
+            to_agent,
+            notes=notes,
+            risks=risks,
+            evidence=evidence,
+            as_of=as_of,
+        )
+
+    def runs(self) -> tuple[RunSummary, ...]:
+        """Every run of this workspace (id, agents with packs, handoffs), by id."""
+        from .packs.service import list_runs
+
+        return list_runs(self)
+
+    def run(self, run_id: str) -> RunDetail:
+        """One run: its packs and handoffs (validated) and its journal."""
+        from .packs.service import show_run
+
+        return show_run(self, run_id)
+
+    def resource(self, uri: str) -> Path:
+        """The file behind a ``resources://runs/<id>/...`` URI (for the MCP server)."""
+        from .packs.runs import resolve_resource
+
+        return resolve_resource(self.root, uri)
+
+
+@dataclass(frozen=True, slots=True)
+class CodeSnippet:
+    """The text of one cited chunk (secrets redacted; ``redacted_spans`` counts them)."""
+
+    chunk_id: int
+    path: str
+    start_line: int
+    end_line: int
+    symbol: str | None
+    text: str
+    redacted_spans: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "chunk_id": self.chunk_id,
+            "path": self.path,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "symbol": self.symbol,
+            "text": self.text,
+            "redacted_spans": self.redacted_spans,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class QueryResult:
+    """Outcome of :meth:`Librarian.query`: the pipeline's result and, if asked, the code."""
+
+    pipeline: PipelineResult
+    snippets: tuple[CodeSnippet, ...] = ()
+
+    @property
+    def status(self) -> str:
+        """``completed``, ``partial`` (a stage failed; see ``pipeline.traces``) or ``cancelled``."""
+        return self.pipeline.status
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        """Ranked repository-relative paths (empty when there was no response)."""
+        response = self.pipeline.response
+        return () if response is None else response.paths
+
+    @property
+    def confidence(self) -> int:
+        """The response's confidence, 0..1000 (0 without a response)."""
+        response = self.pipeline.response
+        return 0 if response is None else response.confidence
+
+    def snippet(self, chunk_id: int) -> CodeSnippet | None:
+        """The code of one cited chunk, when ``with_code`` was asked for."""
+        for s in self.snippets:
+            if s.chunk_id == chunk_id:
+                return s
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.pipeline.to_dict(), "snippets": [s.to_dict() for s in self.snippets]}
+
+
+@dataclass(frozen=True, slots=True)
+class IndexStatus:
+    """Outcome of :meth:`Librarian.index_status` (counts only, no paths)."""
+
+    indexed: bool
+    files: int
+    languages: tuple[tuple[str, int], ...]
+    symbols: int
+    chunks: int
+    imports: int
+    parse_errors: int
+    generation: int
+    modified_files: int
+    new_files: int
+    deleted_files: int
+    head: str | None
+    decisions: int
+    runs: int
+
+    @property
+    def stale(self) -> bool:
+        """True when the workspace has files the index does not reflect."""
+        return not self.indexed or bool(self.modified_files + self.new_files + self.deleted_files)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "indexed": self.indexed,
+            "stale": self.stale,
+            "files": self.files,
+            "languages": dict(self.languages),
+            "symbols": self.symbols,
+            "chunks": self.chunks,
+            "imports": self.imports,
+            "parse_errors": self.parse_errors,
+            "generation": self.generation,
+            "modified_files": self.modified_files,
+            "new_files": self.new_files,
+            "deleted_files": self.deleted_files,
+            "head": self.head,
+            "decisions": self.decisions,
+            "runs": self.runs,
+        }
