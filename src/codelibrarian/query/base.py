@@ -53,6 +53,3 @@ class Stopwatch:
 
     def ms(self) -> int:
         return max(0, (self._clock() - self._start) // 1_000_000)
-
-    def us(self) -> int:
-        return max(0, (self._clock() - self._start) // 1_000)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, Protocol, TypeVar, runtime_checkable
 
@@ -416,7 +416,7 @@ class StageCache(Protocol):
 
 @dataclass(slots=True)
 class PipelineContext:
-    """Per-query state the stages share: id, observer, cache, cancellation, options.
+    """Per-query state the stages share: id, observer, cache, cancellation, records.
 
     ``cache_namespace`` must change whenever the index changes (the pipeline uses
     the store's generation), so a cached stage result is never served for a
@@ -428,7 +428,6 @@ class PipelineContext:
     cache: StageCache | None = None
     cancel: CancellationToken = field(default_factory=CancellationToken)
     cache_namespace: str = ""
-    options: Mapping[str, Any] = field(default_factory=dict)
     #: ``(stage, evidence)`` recorded so far, in order (the executor appends)
     evidence: list[tuple[str, StageEvidence]] = field(default_factory=list)
     #: degradations recorded so far (failed stages, missing providers, adaptations)
