@@ -256,59 +256,87 @@ def _parse_and_write(
     return parse_errors, (n_workers if use_pool else 1)
 
 
-def update_paths(root: Path, paths: Iterable[str], config: Config | None = None) -> UpdateResult:
+def update_paths(
+    root: Path,
+    paths: Iterable[str],
+    config: Config | None = None,
+    *,
+    store: SqliteStore | None = None,
+) -> UpdateResult:
     """Re-index just ``paths`` (repo-relative): what an editor save or ``--watch`` needs.
 
     A path that no longer exists, became ignored, binary or too large is removed
     from the index; one whose content hash is unchanged is left alone. Skips the
     full workspace scan, so a one-file update costs one parse and one transaction.
+    ``store`` lets a long-running caller (``--watch``) keep the index open.
     """
     cfg = config or Config()
     root = Path(root).resolve()
     state = State(root).ensure()
+    with writer_lock(state.index_path):
+        if store is not None:
+            return _update(root, sorted(set(paths)), cfg, store)
+        with SqliteStore(state.index_path) as own:
+            return _update(root, sorted(set(paths)), cfg, own)
+
+
+def _update(root: Path, paths: list[str], cfg: Config, store: SqliteStore) -> UpdateResult:
     rules = RootRules.load(root, cfg.workspace.ignore)
-    changed: list[str] = []
+    known = store.file_states(paths)
+    todo: list[tuple[str, int]] = []
     removed: list[str] = []
-    with writer_lock(state.index_path), SqliteStore(state.index_path) as store:
-        known = store.file_states()
-        todo: list[tuple[str, int]] = []
-        for rel in sorted(set(paths)):
-            keep, mtime = _indexable(root, rel, rules, cfg.workspace.max_file_bytes)
-            if not keep:
-                if rel in known:
-                    removed.append(rel)
-                continue
-            old = known.get(rel)
-            try:
-                digest = content_hash((root / rel).read_bytes())
-            except OSError:
-                continue
-            if old is not None and old[0] == digest:
-                continue
-            todo.append((rel, mtime))
-            changed.append(rel)
-        if not todo and not removed:
-            return UpdateResult((), ())
-        new_set = (set(known) - set(removed)) | {p for p, _ in todo}
-        set_changed = bool(removed) or any(p not in known for p, _ in todo)
-        if set_changed:
-            store.set_meta({"resolve_pending": "1"})
-        if removed:
-            store.delete_files(removed)
-        resolver = Resolver(new_set, _go_modules(root, sorted(new_set)))
-        _parse_and_write(
-            store,
-            root,
-            todo,
-            resolver=resolver,
-            max_tokens=cfg.index.chunk_max_tokens,
-            n_workers=1,
-            progress=None,
-        )
-        if set_changed:
-            _reresolve(store, resolver)
-            store.set_meta({"resolve_pending": "0"})
-    return UpdateResult(tuple(changed), tuple(removed))
+    for rel in paths:
+        keep, mtime = _indexable(root, rel, rules, cfg.workspace.max_file_bytes)
+        if not keep:
+            if rel in known:
+                removed.append(rel)
+            continue
+        old = known.get(rel)
+        try:
+            digest = content_hash((root / rel).read_bytes())
+        except OSError:
+            continue
+        if old is not None and old[0] == digest:
+            continue
+        todo.append((rel, mtime))
+    if not todo and not removed:
+        return UpdateResult((), ())
+    set_changed = bool(removed) or any(p not in known for p, _ in todo)
+    if set_changed:
+        store.set_meta({"resolve_pending": "1"})
+    if removed:
+        store.delete_files(removed)
+    all_paths = store.paths()
+    all_paths.extend(p for p, _ in todo if p not in known)
+    resolver = _resolver(root, all_paths)
+    _parse_and_write(
+        store,
+        root,
+        todo,
+        resolver=resolver,
+        max_tokens=cfg.index.chunk_max_tokens,
+        n_workers=1,
+        progress=None,
+    )
+    if set_changed:
+        _reresolve(store, resolver)
+        store.set_meta({"resolve_pending": "0"})
+    return UpdateResult(tuple(p for p, _ in todo), tuple(removed))
+
+
+_RESOLVER_CACHE: list[tuple[frozenset[str], Resolver]] = []
+
+
+def _resolver(root: Path, paths: Iterable[str]) -> Resolver:
+    """A resolver for this file set, reused while the set is unchanged (watch mode)."""
+    key = frozenset(paths) | {f"\0{root}"}
+    for cached_key, cached in _RESOLVER_CACHE:
+        if cached_key == key:
+            return cached
+    real = sorted(p for p in key if not p.startswith("\0"))
+    resolver = Resolver(real, _go_modules(root, real))
+    _RESOLVER_CACHE[:] = [(key, resolver)]
+    return resolver
 
 
 @dataclass(frozen=True, slots=True)

@@ -178,10 +178,18 @@ class SqliteStore:
         ).fetchone()
         return None if row is None else FileRecord(*row)
 
-    def file_states(self) -> dict[str, tuple[str, int, int]]:
-        """``path -> (content_hash, size, mtime_ns)`` for incremental indexing."""
-        rows = self._conn.execute("SELECT path, content_hash, size, mtime_ns FROM files")
+    def file_states(self, paths: Iterable[str] | None = None) -> dict[str, tuple[str, int, int]]:
+        """``path -> (content_hash, size, mtime_ns)``, for every file or just ``paths``."""
+        sql = "SELECT path, content_hash, size, mtime_ns FROM files"
+        if paths is None:
+            rows = self._conn.execute(sql).fetchall()
+        else:
+            rows = [r for p in paths for r in self._conn.execute(sql + " WHERE path = ?", (p,))]
         return {r[0]: (r[1], r[2], r[3]) for r in rows}
+
+    def paths(self) -> list[str]:
+        """Every indexed path, sorted."""
+        return [r[0] for r in self._conn.execute("SELECT path FROM files ORDER BY path")]
 
     def symbols(self, path: str | None = None, name: str | None = None) -> list[Symbol]:
         where, args = _filters(path, name, "s.name")

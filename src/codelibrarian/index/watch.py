@@ -18,10 +18,12 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 from ..config import Config
 from ..workspace.state import State
 from .indexer import UpdateResult, update_paths
+from .store import SqliteStore
 
 __all__ = ["append_events", "file_id", "relevant_paths", "watch_workspace"]
 
@@ -74,11 +76,39 @@ def watch_workspace(
     clock: Callable[[], float] = time.time,
 ) -> None:
     """Block, re-indexing files as they are saved, until ``stop_event`` is set (or Ctrl-C)."""
-    from watchfiles import watch
-
     root = Path(root).resolve()
     state = State(root).ensure()
     secret = state.secret()
+    from watchfiles import watch  # deferred: only --watch needs it
+
+    with SqliteStore(state.index_path) as store:
+        _watch(
+            root,
+            config,
+            store,
+            watch,
+            events_path=state.events_path,
+            secret=secret,
+            debounce_ms=debounce_ms,
+            stop_event=stop_event,
+            on_update=on_update,
+            clock=clock,
+        )
+
+
+def _watch(
+    root: Path,
+    config: Config | None,
+    store: SqliteStore,
+    watch: Callable[..., Iterable[set[tuple[Any, str]]]],
+    *,
+    events_path: Path,
+    secret: bytes,
+    debounce_ms: int,
+    stop_event: threading.Event | None,
+    on_update: Callable[[UpdateResult], None] | None,
+    clock: Callable[[], float],
+) -> None:
     for changes in watch(
         root,
         debounce=debounce_ms,
@@ -92,7 +122,7 @@ def watch_workspace(
         rels = relevant_paths(root, (p for _, p in changes))
         if not rels:
             continue
-        result = update_paths(root, rels, config)
-        append_events(state.events_path, secret, result, now=int(clock()))
+        result = update_paths(root, rels, config, store=store)
+        append_events(events_path, secret, result, now=int(clock()))
         if on_update is not None:
             on_update(result)
