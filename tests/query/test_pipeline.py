@@ -229,3 +229,18 @@ def test_llm_rerank_through_a_provider_client() -> None:
     assert client.calls, "the reranker asked the provider"
     assert "unverified_by_trace(provider_unavailable)" not in [t.code for t in result.traces]
     assert any(e.type == "llm" for _, e in result.response.evidence)
+
+
+def test_ctrl_c_cancels_the_query_cooperatively() -> None:
+    import signal
+
+    from codelibrarian.cli.query_cmds import _cancel_on_interrupt
+
+    token = CancellationToken()
+    before = signal.getsignal(signal.SIGINT)
+    with _cancel_on_interrupt(token):
+        signal.raise_signal(signal.SIGINT)  # no KeyboardInterrupt inside
+        assert token.cancelled and token.reason == "interrupted (Ctrl-C)"
+        result = pipeline().run(query("load config"), cancel=token)
+    assert result.status == "cancelled" and result.response is None
+    assert signal.getsignal(signal.SIGINT) is before

@@ -8,7 +8,9 @@ capabilities found and the diagnostic report.
 
 from __future__ import annotations
 
+import signal
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -23,7 +25,14 @@ from ..errors import UsageError
 from ..query.capabilities import DEFAULT_FEATURES
 from ..query.pipeline import PipelineResult, QuerySession, resolve_llm
 from ..query.report import PipelineDiagnosticReport, ProgressReporter
-from ..query.types import DEPTHS, STAGE_NAMES, LibrarianQuery, QueryDepth, query_id_for
+from ..query.types import (
+    DEPTHS,
+    STAGE_NAMES,
+    CancellationToken,
+    LibrarianQuery,
+    QueryDepth,
+    query_id_for,
+)
 from ._common import JSON_OPTION, REPO_OPTION, err_console, out_console, print_json, resolve_repo
 
 __all__ = ["register", "render_report", "render_results"]
@@ -118,6 +127,20 @@ def _live(reporter: ProgressReporter, enabled: bool) -> Iterator[None]:
             unsubscribe()
 
 
+@contextmanager
+def _cancel_on_interrupt(token: CancellationToken) -> Iterator[None]:
+    """Ctrl-C cancels the query cooperatively, so the report shows where it stopped."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.getsignal(signal.SIGINT)
+    signal.signal(signal.SIGINT, lambda _sig, _frame: token.cancel("interrupted (Ctrl-C)"))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def register(app: typer.Typer) -> None:
     """Register ``librarian query`` on ``app``."""
 
@@ -165,7 +188,11 @@ def register(app: typer.Typer) -> None:
         ) as session:
             query = LibrarianQuery(intent, qdepth, limit, when, budget)
             reporter = ProgressReporter(query_id_for(query), intent, STAGE_NAMES)
-            with _live(reporter, enabled=not as_json and sys.stderr.isatty()):
+            cancel = CancellationToken()
+            with (
+                _cancel_on_interrupt(cancel),
+                _live(reporter, enabled=not as_json and sys.stderr.isatty()),
+            ):
                 result = session.run(
                     intent,
                     depth=qdepth,
@@ -173,6 +200,7 @@ def register(app: typer.Typer) -> None:
                     budget=budget,
                     as_of=when,
                     reporter=reporter,
+                    cancel=cancel,
                 )
         if as_json:
             print_json({"ok": result.response is not None, **result.to_dict()})
