@@ -21,7 +21,6 @@ from typing import Any
 import anyio
 import pytest
 
-from codelibrarian.api import Librarian
 from codelibrarian.tokens import get_tokenizer
 from mcp import Client, StdioServerParameters, stdio_client
 from tests.helpers import GIT_ENV, write_files
@@ -332,7 +331,6 @@ def test_no_secret_leaves_through_any_tool(run: dict[str, Any]) -> None:
     assert 'REGION = "eu-west-1"' in code and "[REDACTED:" in code
 
 
-@pytest.mark.skipif(not hasattr(Librarian, "pack"), reason="Librarian.pack() is not in the tree")
 def test_build_context_pack_writes_an_lcp_resource(run: dict[str, Any]) -> None:
     result = run["pack"]
     assert not result.is_error, _text(result)
