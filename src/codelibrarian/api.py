@@ -876,7 +876,7 @@ class Librarian:
         limit: int = 10,
         budget: int | None = None,
         as_of: int | None = None,
-        semantic: bool = True,
+        semantic: bool = False,
         llm: bool = False,
         with_code: bool = False,
         refresh: bool = True,
@@ -885,14 +885,16 @@ class Librarian:
 
         ``depth`` is ``L0`` (retrieval only) to ``L3`` (three graph hops); ``limit``
         caps the files returned; ``budget`` caps the summed tokens of the cited
-        chunks. ``semantic=False`` leaves dense vectors out even when the extra is
-        installed. ``llm=True`` discovers an LLM provider for reranking (otherwise
-        one is used only when ``LIBRARIAN_LLM_PROVIDER`` is set). ``with_code``
+        chunks. ``semantic=True`` adds dense vectors when the ``semantic`` extra is
+        installed; it is off by default because the ablation in benchmarks/RESULTS.md
+        showed no consistent recall gain. ``llm=True`` discovers an LLM provider for
+        reranking (otherwise one is used only when ``LIBRARIAN_LLM_PROVIDER`` is
+        set). ``with_code``
         adds the text of every cited chunk, with secrets redacted and sensitive
         files left out. The index is built on first use and refreshed when
         ``refresh`` is true. See ``docs/query.md`` for the stages.
         """
-        from .query.capabilities import FEATURES
+        from .query.capabilities import DEFAULT_FEATURES, FEATURES
         from .query.pipeline import QuerySession, resolve_llm
         from .query.types import DEPTHS
 
@@ -903,7 +905,7 @@ class Librarian:
         if budget is not None and budget < 1:
             raise UsageError("the budget must be a positive number of tokens")
         self._ensure_index(refresh=refresh)
-        features = FEATURES if semantic else tuple(f for f in FEATURES if f != "dense")
+        features = FEATURES if semantic else DEFAULT_FEATURES
         completer, _why = resolve_llm(self.root, discover=llm)
         with QuerySession(
             self.root, features=features, llm=completer, store=self._open_store()
