@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import warnings
 from pathlib import Path
 
 import jsonschema
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from codelibrarian.api import Librarian
 from codelibrarian.packs.budgets import budget_for
@@ -61,9 +64,8 @@ def check_pack(root: Path, path: Path, pack: LocalContextPack) -> None:
         assert r.reason in (RAN_REASONS if r.ran else SKIP_REASONS)
         assert r.ran or r.anchors_added == 0
     assert ladder.stopped_after == max(r.rung for r in ladder.rungs if r.ran)
-    assert sum(r.anchors_added for r in ladder.rungs) - ladder.dropped_over_budget == len(
-        pack.anchors
-    )
+    removed = ladder.dropped_over_budget + ladder.removed_on_refresh
+    assert sum(r.anchors_added for r in ladder.rungs) - removed == len(pack.anchors)
     if ladder.stop_reason == "criteria_covered":
         assert ladder.criteria_covered == ladder.criteria_total
         assert not any(q.startswith("not covered") for q in pack.open_questions)
@@ -245,3 +247,54 @@ def test_budget_pressure_drops_and_never_exceeds(tmp_path: Path) -> None:
     for pack in (tiny.pack, large.pack):
         paths = {a.path for a in pack.anchors}
         assert "logs/build.log" not in paths and "assets/logo.bin" not in paths
+
+
+def test_refresh_reports_a_vanished_file_as_missing(repo: Path) -> None:
+    with Librarian(repo) as lib:
+        first = lib.pack("Planner", TASK, run_id="gone", as_of=AS_OF)
+        target = next(a for a in first.pack.anchors if a.path == "src/app/retry.py")
+        (repo / target.path).unlink()
+        again = lib.pack("Planner", TASK, run_id="gone", refresh=True, as_of=AS_OF)
+    assert again.missing == (target.ref,) and again.refreshed == ()
+    assert again.pack.ladder.removed_on_refresh == 1
+    assert list(again.pack.anchors) == [a for a in first.pack.anchors if a != target]
+    assert target.ref not in {s.ref for s in again.pack.micro_summaries}
+    check_pack(repo, again.path, again.pack)
+
+
+_RUNS = itertools.count()
+WORDS = st.sampled_from(
+    ["post", "retry", "backoff", "body", "cache", "size", "client", "url", "zebra", "quasar"]
+)
+
+
+@settings(max_examples=12, deadline=None)
+@given(
+    request=st.tuples(
+        st.sampled_from(AGENTS),
+        st.sampled_from(SCOPE_CLASSES),
+        st.sampled_from(["fast_code", "reasoning_high", "cheap_batch"]),
+        st.lists(st.lists(WORDS, min_size=1, max_size=4).map(" ".join), max_size=4),
+    )
+)
+def test_property_any_request_fits_its_budget(
+    shared_lib: Librarian, shared_repo: Path, request: tuple[str, str, str, list[str]]
+) -> None:
+    agent, scope, capability, criteria = request
+    n = next(_RUNS)
+    result = shared_lib.pack(
+        agent,
+        TASK,
+        acceptance=criteria,
+        scope=scope,
+        capability=capability,
+        run_id=f"prop-{n}-a",
+        as_of=AS_OF,
+    )
+    check_pack(shared_repo, result.path, result.pack)
+    again = shared_lib.pack(
+        agent, TASK, acceptance=criteria, scope=scope, capability=capability, run_id=f"prop-{n}-b",
+        as_of=AS_OF,
+    )  # fmt: skip
+    assert again.pack.anchors == result.pack.anchors  # deterministic across runs
+    assert again.pack.ladder == result.pack.ladder

@@ -154,3 +154,34 @@ def test_decision_rung_points_at_recorded_history(repo: Path) -> None:
     assert ".librarian/sessions/history.jsonl#Session s1" in decisions
     summaries = {s.ref: s.summary for s in sup.pack.micro_summaries}
     assert "cap the backoff at 30 s" in summaries[learning.ref]
+
+
+def _write_many(root: str, text: str, agent: str, times: int) -> None:
+    from codelibrarian.packs.lcp import parse_pack
+
+    store = RunStore(State(Path(root)))
+    pack = parse_pack(text, "<test>").model_copy(update={"agent": agent})
+    for i in range(times):
+        store.write_pack(pack.model_copy(update={"as_of": i}))
+        store.journal_append(pack.run_id, f"{agent} {i}")
+
+
+def test_concurrent_writers_lose_no_memory_or_journal_entry(repo: Path) -> None:
+    import multiprocessing
+
+    with Librarian(repo) as lib:
+        first = lib.pack("Planner", TASK, run_id="busy", as_of=AS_OF)
+    text = first.path.read_text("utf-8")
+    ctx = multiprocessing.get_context("fork")
+    agents = ("Thinker", "Implementer", "Verifier", "Reviewer")
+    procs = [ctx.Process(target=_write_many, args=(str(repo), text, a, 25)) for a in agents]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+    memory = RunStore(State(repo)).memory("busy")
+    assert sorted(memory.context_pack_uri) == sorted(("Planner", *agents))
+    journal = (repo / ".librarian/runs/busy/journal.md").read_text("utf-8")
+    for a in agents:
+        assert sum(1 for ln in journal.splitlines() if ln.startswith(f"- {a} ")) == 25

@@ -243,6 +243,7 @@ def _provisional(criteria: int) -> LadderRecord:
         criteria_total=criteria,
         criteria_covered=criteria,
         dropped_over_budget=9,
+        removed_on_refresh=0,
     )
 
 
@@ -254,6 +255,7 @@ def _record(outcome: LadderOutcome, dropped: int) -> LadderRecord:
         criteria_total=len(outcome.criteria_covered),
         criteria_covered=sum(outcome.criteria_covered),
         dropped_over_budget=dropped,
+        removed_on_refresh=0,
     )
 
 
@@ -386,7 +388,12 @@ def refresh_pack(
     while True:
         refs = {a.ref for a in anchors}
         summaries = [s for s in result.summaries if s.ref in refs]
-        ladder = pack.ladder.model_copy(update={"dropped_over_budget": dropped})
+        ladder = pack.ladder.model_copy(
+            update={
+                "dropped_over_budget": dropped,
+                "removed_on_refresh": pack.ladder.removed_on_refresh + len(result.missing),
+            }
+        )
 
         def build(
             te: int,

@@ -159,6 +159,7 @@ class LadderRecord(_Strict):
     criteria_total: int = Field(ge=0)
     criteria_covered: int = Field(ge=0)
     dropped_over_budget: int = Field(ge=0)
+    removed_on_refresh: int = Field(ge=0, description="anchors whose file vanished")
 
 
 class BloatChecks(_Strict):

@@ -3,6 +3,7 @@
 Layout under ``.librarian/runs/<id>/``::
 
     memory.json                      context_pack_uri per agent (+ the pack's hash)
+    .lock                            serializes memory and journal updates (flock)
     context/<Agent>.lcp.json         one Local Context Pack per agent
     handoff/<From>→<To>.json         handoff packages (the arrow is U+2192)
     journal.md                       "# Run <id>", the goal, "### Team Panel" entries
@@ -17,9 +18,11 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import fcntl
 import os
 import re
 import secrets
+from collections.abc import Iterator
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -145,12 +148,25 @@ class RunStore:
         path = self.pack_path(pack.run_id, pack.agent)
         text = dump_pack(pack, str(path))
         self.state.ensure()
-        _atomic_write(path, text)
-        memory = self.memory(pack.run_id)
-        memory.context_pack_uri[pack.agent] = self.uri(path)
-        memory.pack_rev[pack.agent] = content_hash(text.encode("utf-8"))
-        self._write_memory(memory)
+        with self.locked(pack.run_id):
+            _atomic_write(path, text)
+            memory = self.memory(pack.run_id)
+            memory.context_pack_uri[pack.agent] = self.uri(path)
+            memory.pack_rev[pack.agent] = content_hash(text.encode("utf-8"))
+            self._write_memory(memory)
         return path
+
+    @contextlib.contextmanager
+    def locked(self, run_id: str) -> Iterator[None]:
+        """Serialize read-modify-write of a run's memory and journal across processes."""
+        folder = self.run_dir(run_id)
+        folder.mkdir(parents=True, exist_ok=True)
+        with open(folder / ".lock", "a+b") as fh:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
 
     def read_pack(self, run_id: str, agent: str) -> LocalContextPack:
         """The validated pack of ``agent`` in ``run_id`` (NotFound when there is none)."""
@@ -190,6 +206,10 @@ class RunStore:
 
     def journal_append(self, run_id: str, entry: str, *, goal: str = "") -> Path:
         """Append one line to the ``### Team Panel`` section (creating the journal)."""
+        with self.locked(run_id):
+            return self._journal_append(run_id, entry, goal=goal)
+
+    def _journal_append(self, run_id: str, entry: str, *, goal: str) -> Path:
         path = self.journal_path(run_id)
         try:
             text = path.read_text(encoding="utf-8")
@@ -197,7 +217,7 @@ class RunStore:
             lines = [f"# Run {run_id}", ""]
             if goal:
                 lines += [f"Goal: {' '.join(goal.split())}", ""]
-            text = "\n".join([*lines, TEAM_PANEL, "", ""])
+            text = "\n".join([*lines, TEAM_PANEL]) + "\n"
         line = "- " + " ".join(entry.split()) + "\n"
         rows = text.splitlines(keepends=True)
         try:

@@ -252,7 +252,10 @@ def make_pack(
     scope = scope or classify_scope(changes) or ROLE_SCOPE[agent]
     capability = capability or DEFAULT_CAPABILITY
     budget = budget_for(scope, capability)
-    candidates, outcome, _budget, _context, index, _vitals = lib._prepare(trigger, budget)
+    # a pack carries pointers, not bodies: gather as a full composition would (the
+    # sources size their offer by the budget and leave tests out of small ones)
+    gather = max(budget, lib.config.budget.total_tokens)
+    candidates, outcome, _budget, _context, index, _vitals = lib._prepare(trigger, gather)
     env = PackEnv(
         root=lib.root,
         tokenizer=tokenizer,
