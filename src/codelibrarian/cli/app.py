@@ -69,12 +69,14 @@ def main() -> None:
     except typer.Abort:
         sys.stderr.write("aborted\n")
         raise SystemExit(130) from None
-    except Exception as exc:  # click usage errors arrive here in standalone_mode=False
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            raise SystemExit(exc.exit_code) from None
+    except Exception as exc:
+        # usage errors (unknown option, missing argument): typer vendors its own click,
+        # so recognise either flavour by its interface rather than its class
+        show = getattr(exc, "show", None)
+        exit_code = getattr(exc, "exit_code", None)
+        if callable(show) and isinstance(exit_code, int):
+            show()
+            raise SystemExit(exit_code) from None
         raise
     if isinstance(code, int) and code != 0:
         raise SystemExit(code)

@@ -1,0 +1,19 @@
+"""docs/cli-reference.md is generated from the commands and must stay current."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_cli_reference_is_up_to_date() -> None:
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "gen_cli_docs.py"), "--check"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
