@@ -298,3 +298,21 @@ def test_property_any_request_fits_its_budget(
     )  # fmt: skip
     assert again.pack.anchors == result.pack.anchors  # deterministic across runs
     assert again.pack.ladder == result.pack.ladder
+
+
+def test_role_rungs_keep_room_when_the_repo_view_could_fill_the_pack(tmp_path: Path) -> None:
+    root = _big_repo(tmp_path / "big")
+    with Librarian(root) as lib:
+        res = lib.pack(
+            "Reviewer",
+            "make retry backoff configurable for every payment client policy",
+            acceptance=("zebra unicorn quasar",),  # never covered: every rung runs
+            scope="Large",
+            run_id="review",
+            as_of=AS_OF,
+        )
+    rungs = res.pack.ladder.rungs
+    assert rungs[2].anchors_added <= 24 - 4 - rungs[0].anchors_added - rungs[1].anchors_added
+    assert rungs[3].ran and rungs[3].reason == "required_for_role" and rungs[3].anchors_added
+    assert any(a.kind == "kb" and a.path == "CONTRIBUTING.md" for a in res.pack.anchors)
+    check_pack(root, res.path, res.pack)

@@ -33,7 +33,9 @@ pack holds 24 anchors (``anchor_limit``); after rung 6 it is
 visits while budget remains (:data:`ROLE_RUNGS`: a Reviewer always sees the
 project KB, a Verifier the tests of the repo view). Every rung's record says
 whether it ran and why, how many anchors it added, how many it skipped for the
-budget, and how many criteria were covered after it.
+budget, and how many criteria were covered after it. While role rungs are still
+ahead, a rung may fill the pack only up to 24 minus :data:`ROLE_RUNG_RESERVE`
+(4) anchors per such rung, so they find room.
 
 A draft is added only when the whole pack, serialized with it, still fits the
 budget (exact token count), so pointers win over nothing: the pack carries
@@ -56,6 +58,7 @@ __all__ = [
     "KIND_DISTANCE",
     "MIN_ANCHOR_TOKENS",
     "ROLE_RUNGS",
+    "ROLE_RUNG_RESERVE",
     "RUNG_NAMES",
     "LadderInput",
     "LadderOutcome",
@@ -84,6 +87,9 @@ ROLE_RUNGS: dict[str, tuple[int, ...]] = {
 }
 #: below this many spare tokens no anchor fits (the smallest anchor object costs ~45)
 MIN_ANCHOR_TOKENS = 40
+#: anchor slots kept free for each role rung still ahead (so a Reviewer's repo view
+#: cannot take all 24 anchors before the project KB rung)
+ROLE_RUNG_RESERVE = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,10 +186,12 @@ def climb(
             continue
         added = skipped = 0
         keys = {(d.path, d.ref) for d in selected}
+        ahead = sum(1 for r in required if r > number)
+        cap = MAX_ANCHORS - ROLE_RUNG_RESERVE * ahead
         for draft in dedup(rungs.produce(number)):
             if (draft.path, draft.ref) in keys or _overlaps(draft, selected):
                 continue
-            if len(selected) >= MAX_ANCHORS:
+            if len(selected) >= cap:
                 break
             trial = [*selected, draft]
             if measure(trial) <= inp.budget:
