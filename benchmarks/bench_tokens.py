@@ -9,7 +9,7 @@ Measures, per encoding, the median of ``--runs`` runs of:
 * cold      ``codelibrarian.tokens.BpeTokenizer.count`` per file on a fresh tokenizer
             (empty count cache; the encoder itself is already loaded);
 * cached    the same tokenizer counting the same files again (every count a cache hit);
-* whole     one ``count`` of the whole corpus as a single string (exercises splitting).
+* whole     one ``count`` of the whole corpus as a single string.
 
 It checks on every run that cold counts equal raw counts, and prints a Markdown
 section for ``benchmarks/RESULTS.md`` with wall and CPU (process) time: on a shared

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import sysconfig
 import warnings
 from functools import cache
@@ -20,7 +22,6 @@ from codelibrarian.tokens import (
     BpeTokenizer,
     ScaledTokenizer,
     Tokenizer,
-    _split_for_encoder,
     encoding_for_model,
     fit_prefix,
     get_tokenizer,
@@ -72,17 +73,16 @@ def test_counts_equal_bpe_openai_on_200_real_source_files(encoding: str) -> None
 
 @pytest.mark.parametrize("encoding", ENCODINGS)
 def test_exact_on_a_long_text_below_the_library_limits(encoding: str) -> None:
-    """700k characters: split into many pieces by us, encoded whole by the reference."""
+    """700k characters of real source, counted whole by both."""
     text = "".join(t for _, t in _corpus())[:700_000]
-    assert len(_split_for_encoder(text)) > 10
     assert BpeTokenizer(encoding).count(text) == _reference_count(encoding, text)
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("encoding", ENCODINGS)
 def test_over_one_million_characters_matches_line_aligned_reference(encoding: str) -> None:
-    """bpe-openai refuses >= 1M chars; the reference encodes file-sized pieces that
-    each start at a marker line, so no pre-token can span two of them."""
+    """bpe-openai's wrapper refuses >= 1M chars; the reference encodes file-sized pieces
+    that each start at a marker line, so no pre-token can span two of them."""
     pieces: list[str] = []
     while sum(map(len, pieces)) < 2_500_000:
         pieces += [f"# file {len(pieces)}: {name}\n{text}\n" for name, text in _corpus()]
@@ -97,23 +97,25 @@ def test_over_one_million_characters_matches_line_aligned_reference(encoding: st
 
 @pytest.mark.parametrize("encoding", ENCODINGS)
 def test_dense_text_over_the_200k_token_limit(encoding: str) -> None:
-    """bpe-openai raises past 200,000 tokens per call; we must not."""
-    text = ("x = {'k': [1, 2, 3]};\n" * 40_000) + "é∂ƒ©˙∆˚¬…" * 20_000
-    pieces = _split_for_encoder(text)
-    assert all(len(p) <= 49_000 for p in pieces)
-    expected = sum(_reference_count(encoding, p) for p in pieces)
+    """bpe-openai's wrapper raises past 200,000 tokens per call; we must not.
+
+    The reference counts blocks that end at ";\n" and start with a letter, a
+    boundary no pre-token crosses."""
+    block = "x = {'k': [1, 2, 3]};\n" * 1000
+    tail = "é∂ƒ©˙∆˚¬…" * 5000
+    text = block * 40 + tail
+    expected = 40 * _reference_count(encoding, block) + _reference_count(encoding, tail)
     assert expected > 200_000
     assert BpeTokenizer(encoding).count(text) == expected
 
 
 @pytest.mark.parametrize("encoding", ENCODINGS)
 def test_long_lines_without_newlines(encoding: str) -> None:
-    """Minified text (one 150k-character line) is split inside the line, exactly."""
+    """Minified text (one 150k-character line) is counted exactly."""
     data = {f"key_{i}": [i, f"value {i}", {"nested": i * 3.5}] for i in range(4000)}
     text = json.dumps(data)
     assert "\n" not in text
     assert len(text) > 150_000
-    assert len(_split_for_encoder(text)) >= 4
     assert BpeTokenizer(encoding).count(text) == _reference_count(encoding, text)
 
 
@@ -123,30 +125,33 @@ def test_run_with_no_boundary_at_all(encoding: str) -> None:
     assert BpeTokenizer(encoding).count(text) == _reference_count(encoding, text)
 
 
-def test_comment_after_statement_is_one_pretoken_in_o200k() -> None:
-    """The bug the old splitter had: o200k glues ';\\n//' into one token."""
-    line = "int x = 1;\n// note\n"
-    text = line * 30
-    pieces = _split_for_encoder(text, max_chars=len(line))
-    assert sum(_reference_count("o200k_base", p) for p in pieces) == _reference_count(
-        "o200k_base", text
-    )
-
-
 _ALPHABET = st.sampled_from(
     [*"abcXYZ019_ \n\t/;'(){}.,\"#=+-*", "\r\n", "//", "'s", "é", "\u0301", "中", "🙂", "٣"]
 )
 
 
-@given(st.lists(_ALPHABET, min_size=1, max_size=200), st.integers(2, 30))
+@given(st.lists(_ALPHABET, min_size=1, max_size=200))
 @pytest.mark.parametrize("encoding", ENCODINGS)
-def test_split_points_never_change_the_count(
-    encoding: str, parts: list[str], max_chars: int
+def test_counts_and_encodings_equal_the_reference_on_odd_text(
+    encoding: str, parts: list[str]
 ) -> None:
     text = "".join(parts)
-    pieces = _split_for_encoder(text, max_chars=max_chars)
-    assert "".join(pieces) == text
-    assert sum(_reference_count(encoding, p) for p in pieces) == _reference_count(encoding, text)
+    tok = BpeTokenizer(encoding)
+    assert tok.count(text) == _reference_count(encoding, text)
+    assert tok.encode(text) == list(_ref(encoding).encode_ordinary(text))
+
+
+def test_loading_the_tokenizer_does_not_import_the_slow_wrapper() -> None:
+    """Counting loads only bpe-openai's compiled backend (see tokens._load_bindings)."""
+    code = (
+        "import sys; from codelibrarian.tokens import BpeTokenizer; "
+        "assert BpeTokenizer().count('hello world') == 2; "
+        "print('bpe_openai' in sys.modules)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-W", "error", "-c", code], capture_output=True, text=True, check=True
+    )
+    assert out.stdout.strip() == "False"
 
 
 def test_surrogates_are_counted_like_bpe_openai() -> None:

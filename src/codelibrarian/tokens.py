@@ -14,12 +14,13 @@ process, which keeps the composer's render/shrink loop cheap.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import re
 import threading
-import unicodedata
 import warnings
 from collections import OrderedDict
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
 from .errors import UsageError
@@ -38,10 +39,6 @@ __all__ = [
 ENCODINGS = ("o200k_base", "cl100k_base")
 DEFAULT_MODEL = "gpt-4o"
 
-#: bpe-openai refuses inputs of 1,000,000 characters or more and results of more than
-#: 200,000 tokens. One character is at most 4 UTF-8 bytes, hence at most 4 tokens, so
-#: pieces of at most 49,000 characters can never hit either limit.
-_MAX_CHUNK_CHARS = 49_000
 _CACHE_ENTRIES = 65_536
 
 
@@ -161,125 +158,56 @@ _ENCODERS: dict[str, Any] = {}
 _ENC_LOCK = threading.Lock()
 
 
+def _load_bindings() -> Any:
+    """bpe-openai's compiled tokenizers, loaded without its Python wrapper.
+
+    The wrapper's package ``__init__`` decodes the rank tables of three encodings
+    into Python dicts for its tiktoken-compatible API (~2 s of CPU per process, and
+    a DeprecationWarning). The Rust backend has the tables compiled in and counts
+    without them, so we load just the extension module (~0.2 s). It also has no
+    per-call size limit, so long texts are counted whole. Falls back to the public
+    API if the package layout ever differs (the version is pinned).
+    """
+    spec = importlib.util.find_spec("bpe_openai")
+    locations = list(spec.submodule_search_locations or []) if spec else []
+    for folder in locations:
+        for binary in sorted(Path(folder).glob("_bindings*")):
+            if binary.suffix not in {".so", ".pyd"}:
+                continue
+            ext_spec = importlib.util.spec_from_file_location("bpe_openai._bindings", binary)
+            if ext_spec is None or ext_spec.loader is None:
+                continue
+            module = importlib.util.module_from_spec(ext_spec)
+            ext_spec.loader.exec_module(module)
+            return module
+    with warnings.catch_warnings():  # pragma: no cover - only for another layout
+        warnings.simplefilter("ignore", DeprecationWarning)
+        import bpe_openai
+
+        return bpe_openai
+
+
 def _encoder(encoding: str) -> Any:
+    """The Rust tokenizer for ``encoding`` (``count``, ``encode``, ``decode``)."""
     with _ENC_LOCK:
         enc = _ENCODERS.get(encoding)
         if enc is None:
-            # bpe-openai 0.1.4 loads its data with importlib.resources.open_binary, which
-            # warns (DeprecationWarning) on Python 3.11+; under -W error that would make
-            # every first count fail, so silence exactly that while loading.
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", DeprecationWarning)
-                import bpe_openai  # ~0.7 s import: only when a count is first needed
-
-                enc = bpe_openai.get_encoding(encoding)
+            module = _load_bindings()
+            if hasattr(module, "tokenizer_for_encoding"):
+                enc = module.tokenizer_for_encoding(encoding)
+            else:  # pragma: no cover - public-API fallback
+                enc = module.get_encoding(encoding)._backend
             _ENCODERS[encoding] = enc
         return enc
 
 
-def _kind(ch: str) -> str:
-    """Unicode major category: "L" letter, "N" number, "M" mark, "Z"/"C"/"P"/"S" other."""
-    return unicodedata.category(ch)[0]
-
-
-def _safe_inline(text: str, p: int) -> bool:
-    """Is ``p`` (0 < p < len) a pre-token boundary that does not follow a newline?
-
-    Both encodings' pre-tokenizers end a letter run at a non-letter and a digit
-    run at a non-digit, and start a new pre-token at a punctuation mark, at a
-    space before a letter, or at a letter/digit transition. Apostrophes (the
-    contraction suffixes) and combining marks (part of o200k letter runs) are
-    never cut at.
-    """
-    a, b = text[p - 1], text[p]
-    ka, kb = _kind(a), _kind(b)
-    if ka not in "LN":
-        return False
-    if kb in "LN":
-        return ka != kb  # letter/digit transition
-    if kb == "M" or b == "'" or b in "\r\n":
-        return False
-    if b.isspace():
-        return b == " " and p + 1 < len(text) and _kind(text[p + 1]) == "L"
-    return True
-
-
-def _safe_cut(text: str, lo: int, hi: int) -> int:
-    """The last boundary in ``(lo, hi]`` where splitting keeps counts exact; -1 if none.
-
-    Preferred: just after a newline that is followed by a character that is neither
-    whitespace nor "/" (o200k glues ``[\\r\\n/]*`` onto a punctuation run, so
-    ``";\\n//"`` is one pre-token). Long lines fall back to in-line boundaries.
-    """
-    pos = hi
-    while pos > lo:
-        nl = text.rfind("\n", lo, pos)
-        if nl < 0:
-            break
-        p = nl + 1
-        if p <= hi and not text[p].isspace() and text[p] != "/":
-            return p
-        pos = nl
-    for p in range(hi, lo, -1):
-        if _safe_inline(text, p):
-            return p
-    return -1
-
-
-def _split_for_encoder(text: str, max_chars: int = _MAX_CHUNK_CHARS) -> list[str]:
-    """Split ``text`` into pieces of at most ``max_chars`` at pre-token boundaries.
-
-    Pre-tokens never span a boundary chosen by :func:`_safe_cut`, and BPE merges
-    happen only inside a pre-token, so the sum of the pieces' counts equals the
-    count of the whole text. A stretch of ``max_chars`` with no such boundary
-    (a single "word" that long) is returned as one oversized piece; the caller
-    counts it without splitting.
-    """
-    if len(text) <= max_chars:
-        return [text]
-    parts: list[str] = []
-    start = 0
-    n = len(text)
-    while n - start > max_chars:
-        hi = start + max_chars
-        cut = _safe_cut(text, start, hi)
-        if cut < 0:
-            # no boundary in the window: extend to the next one, however far
-            nxt = start + max_chars
-            while nxt < n and not _safe_boundary_at(text, nxt):
-                nxt += 1
-            cut = nxt
-        parts.append(text[start:cut])
-        start = cut
-    if start < n:
-        parts.append(text[start:])
-    return parts
-
-
-def _safe_boundary_at(text: str, p: int) -> bool:
-    if text[p - 1] == "\n" and not text[p].isspace() and text[p] != "/":
-        return True
-    return _safe_inline(text, p)
-
-
-def _encode_piece(enc: Any, piece: str) -> list[int]:
-    if len(piece) <= _MAX_CHUNK_CHARS:
-        tokens: list[int] = enc.encode_ordinary(piece)
-        return tokens
-    # An oversized piece has no safe boundary at all (e.g. 50k characters of one
-    # word). bpe-openai's Python wrapper refuses it, its Rust backend does not.
-    backend = getattr(enc, "_backend", None)
-    if backend is None:  # pragma: no cover - other bpe-openai versions
-        raise UsageError(
-            "text has a run of more than 49,000 characters with no token boundary.",
-            hint="Break the text into lines before counting it.",
-        )
-    clean = piece
+def _clean(text: str) -> str:
+    """Lone surrogates cannot cross into Rust; replace them as bpe-openai does."""
     try:
-        piece.encode("utf-8")
+        text.encode("utf-8")
     except UnicodeEncodeError:
-        clean = piece.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    return list(backend.encode(clean))
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
 
 
 class BpeTokenizer:
@@ -300,11 +228,8 @@ class BpeTokenizer:
         return self._encoding
 
     def encode(self, text: str) -> list[int]:
-        enc = _encoder(self._encoding)
-        out: list[int] = []
-        for part in _split_for_encoder(text):
-            out.extend(_encode_piece(enc, part))
-        return out
+        tokens: list[int] = _encoder(self._encoding).encode(_clean(text))
+        return tokens
 
     def decode(self, tokens: list[int]) -> str:
         result: str = _encoder(self._encoding).decode(tokens)
@@ -319,8 +244,7 @@ class BpeTokenizer:
             if hit is not None:
                 self._cache.move_to_end(key)
                 return hit
-        enc = _encoder(self._encoding)
-        total = sum(len(_encode_piece(enc, p)) for p in _split_for_encoder(text))
+        total: int = _encoder(self._encoding).count(_clean(text))
         with self._lock:
             self._cache[key] = total
             if len(self._cache) > _CACHE_ENTRIES:
