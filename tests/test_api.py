@@ -193,3 +193,17 @@ def test_shape_budget_scales_defaults_and_lends_unused_room() -> None:
     assert shaped.lanes["retrieved"].max == 2000 - 100  # all the room local leaves
     assert shaped.lanes["structure"].max == 375  # structure has nothing more to give
     assert shaped.lanes["retrieved"].max <= 2000
+
+
+def test_same_librarian_sees_edits_made_between_compositions(repo: Path) -> None:
+    git(repo, "stash", "-q")  # a clean work tree (the fixture's change is set aside)
+    with Librarian(repo) as lib:
+        clean = lib.compose(TASK, budget=3000, as_of=AS_OF)
+        assert not any(a.kind == "local_diff" for a in clean.artifacts)
+        write_files(
+            repo, {"src/app/retry.py": "def backoff(attempt: int) -> float:\n    return 9.0\n"}
+        )
+        dirty = lib.compose(TASK, budget=3000, as_of=AS_OF)
+    pinned = [a.path for a in dirty.artifacts if a.kind == "local_diff"]
+    assert pinned == ["src/app/retry.py"]
+    assert "+    return 9.0" in dirty.text

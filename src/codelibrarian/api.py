@@ -294,6 +294,7 @@ class Librarian:
         self._indexed = False
         self._signature: tuple[Any, ...] | None = None
         self._head: str | None = None
+        self._tracked_clean = False
         self._is_git: bool | None = None
         self._commit_times: tuple[str | None, dict[str, int]] | None = None
         self._memo: dict[str, Any] = {}
@@ -411,6 +412,7 @@ class Librarian:
             self._signature = self._workspace_signature()
             return
         if not refresh:
+            self._tracked_clean = False
             return
         signature = self._workspace_signature()
         if signature is None or signature != self._signature:
@@ -444,9 +446,12 @@ class Librarian:
         except (OSError, subprocess.SubprocessError):
             return None
         entries: list[tuple[str, int, int]] = []
+        tracked_clean = True
         for item in out.split(b"\0"):
             if len(item) < 4:
                 continue
+            if not item.startswith(b"??"):
+                tracked_clean = False
             rel = item[3:].decode("utf-8", "surrogateescape")
             try:
                 st = (self.root / rel).stat()
@@ -454,6 +459,8 @@ class Librarian:
             except OSError:
                 entries.append((rel, -1, -1))
         self._head = head_commit(self.root)
+        # nothing staged or modified: the working diff against HEAD is empty
+        self._tracked_clean = tracked_clean
         return (self._head, tuple(sorted(entries)))
 
     def _changes(self, trigger: Trigger) -> tuple[FileDiff, ...]:
@@ -463,6 +470,8 @@ class Librarian:
         if change.mode == "base":
             return diff_against(self.root, change.base or "HEAD")
         if change.mode == "auto":
+            if self._tracked_clean:
+                return ()
             return working_diff(self.root)
         return ()
 

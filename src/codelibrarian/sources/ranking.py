@@ -299,7 +299,11 @@ def _rank(ctx: SourceContext) -> Ranking:
     shared = ctx.memo.setdefault("shared", {})
     rule_files = shared.get("ranking.rule_files")
     if rule_files is None:
-        rule_files = {p for p, _ in find_rule_files(ctx.files, ctx.config.rules.files)}
+        found = shared.get("rules.files")
+        if found is None:
+            found = find_rule_files(ctx.files, ctx.config.rules.files)
+            shared["rules.files"] = found
+        rule_files = {p for p, _ in found}
         rule_files.update(ctx.config.policy.constraint_docs)
         shared["ranking.rule_files"] = rule_files
     path_parts: dict[str, frozenset[str]] = shared.setdefault("ranking.path_parts", {})

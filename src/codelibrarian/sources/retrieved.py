@@ -187,7 +187,7 @@ class RetrievedSource:
         if test_files is None:
             import_edges = ctx.store.edges("import") if ctx.store is not None else []
             test_files = (
-                tuple(p for p in ctx.files if is_test_path(p)),
+                tuple((p, _test_stems(p)) for p in ctx.files if is_test_path(p)),
                 tuple((a, b) for a, b, _ in import_edges if is_test_path(a)),
             )
             shared["retrieved.tests"] = test_files
@@ -197,10 +197,10 @@ class RetrievedSource:
                 imports[src].add(dst)
         ranked = {t.path: t for t in tests}
         related: dict[str, int] = {}
-        for path in test_files[0]:
+        for path, stem in test_files[0]:
             if ctx.sensitive(path):
                 continue
-            linked = set(imports.get(path, ())) | set(by_stem.get(_test_stems(path), ()))
+            linked = set(imports.get(path, ())) | set(by_stem.get(stem, ()))
             if linked:
                 related[path] = max(targets[p] for p in linked)
         out: list[Candidate] = []

@@ -148,7 +148,12 @@ class RulesSource:
     def gather(self, ctx: SourceContext) -> list[Candidate]:
         targets = sorted({*ctx.changed_paths, *ctx.trigger.files})
         out: list[Candidate] = []
-        for path, kind in find_rule_files(ctx.files, ctx.config.rules.files):
+        shared = ctx.memo.setdefault("shared", {})
+        found = shared.get("rules.files")
+        if found is None:
+            found = find_rule_files(ctx.files, ctx.config.rules.files)
+            shared["rules.files"] = found
+        for path, kind in found:
             if ctx.sensitive(path):
                 continue
             text = ctx.read(path)

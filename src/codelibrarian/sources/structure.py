@@ -48,6 +48,11 @@ def _name_parts(name: str) -> frozenset[str]:
     return frozenset(split_identifier(name)) | {name.lower()}
 
 
+@functools.lru_cache(maxsize=65536)
+def _line_parts(text: str) -> frozenset[str]:
+    return frozenset(split_identifier(text))
+
+
 def _pick(symbols: list[Symbol], keywords: frozenset[str]) -> list[Symbol]:
     def key(s: Symbol) -> tuple[int, int, int, str]:
         parts = _name_parts(s.name)
@@ -72,7 +77,7 @@ def _telling_lines(rows: list[str], hit: ChunkHit, keywords: frozenset[str]) -> 
         text = raw.strip()
         if len(text) < 12 or text.startswith(_COMMENT):
             continue
-        hits = len(keywords & set(split_identifier(text)))
+        hits = len(keywords & _line_parts(text))
         scored.append((-hits, number, raw))
     best = sorted(scored)[:2]
     return [raw for _, _, raw in sorted(best, key=lambda item: item[1])]
