@@ -19,12 +19,11 @@ from ..errors import ProviderCallFailed
 from .clients.base import (
     ChatMessage,
     ChatResponse,
+    ClientBase,
     ClientOptions,
     EmbeddingResponse,
     LlmClient,
     TokenUsage,
-    call_with_retry,
-    interpret_output,
     request_key,
 )
 from .types import ProbeContext, ProbeResult, ProbeStatus, ProviderDescriptor
@@ -63,7 +62,7 @@ def _default_responder(messages: Sequence[ChatMessage], schema: Mapping[str, Any
     return f"fake answer to: {last[:60]}"
 
 
-class FakeClient:
+class FakeClient(ClientBase):
     """An :class:`LlmClient` answering from a function, with fixed reported latency."""
 
     def __init__(
@@ -77,22 +76,13 @@ class FakeClient:
         failures: Sequence[ProviderCallFailed] = (),
         options: ClientOptions | None = None,
     ) -> None:
-        self._model = model
-        self._provider = provider
+        super().__init__(model=model, options=options or ClientOptions(sleep=lambda _s: None))
+        self.provider_id = provider
         self._responder = responder or _default_responder
         self.latency_ms = latency_ms
         self.embedding_dim = embedding_dim
         self._failures = list(failures)
-        self.options = options or ClientOptions(sleep=lambda _s: None)
         self.calls: list[tuple[tuple[ChatMessage, ...], Mapping[str, Any] | None]] = []
-
-    @property
-    def provider(self) -> str:
-        return self._provider
-
-    @property
-    def model(self) -> str:
-        return self._model
 
     @property
     def supports_embeddings(self) -> bool:
@@ -112,37 +102,19 @@ class FakeClient:
                 raise self._failures.pop(0)
             return self._responder(messages, schema)
 
-        text, attempts = call_with_retry(
-            once,
-            options=self.options,
-            provider=self._provider,
-            key=request_key(self._provider, self._model, messages),
-        )
+        text, attempts = self._retry(request_key(self.provider_id, self.model, messages), once)
         usage = TokenUsage(
             input_tokens=sum(len(m.content.split()) for m in messages),
             output_tokens=len(text.split()),
         )
-        data, json_error, problems = interpret_output(text, schema)
-        return ChatResponse(
-            text,
-            self._provider,
-            self._model,
-            usage,
-            self.latency_ms,
-            attempts,
-            data,
-            json_error,
-            problems,
-        )
+        return self._answer(text, schema, usage, self.latency_ms, attempts)
 
     def embed(self, texts: Sequence[str]) -> EmbeddingResponse:
         if self.embedding_dim <= 0:
-            raise ProviderCallFailed(
-                "this fake has no embeddings", provider=self._provider, kind="unsupported"
-            )
+            raise self._fail("this fake has no embeddings", "unsupported")
         vectors = tuple(self._vector(t) for t in texts)
         usage = TokenUsage(input_tokens=sum(len(t.split()) for t in texts))
-        return EmbeddingResponse(vectors, self._provider, self._model, usage, self.latency_ms)
+        return EmbeddingResponse(vectors, self.provider_id, self.model, usage, self.latency_ms)
 
     def _vector(self, text: str) -> tuple[float, ...]:
         digest = hashlib.blake2b(text.encode(), digest_size=self.embedding_dim * 2).digest()

@@ -15,6 +15,7 @@ from ..schema import schema_problems
 __all__ = [
     "ChatMessage",
     "ChatResponse",
+    "ClientBase",
     "ClientOptions",
     "EmbeddingResponse",
     "LlmClient",
@@ -200,3 +201,71 @@ def request_key(provider: str, model: str, messages: Sequence[ChatMessage]) -> s
 
 def elapsed_ms(options: ClientOptions, start: float) -> int:
     return max(0, round((options.timer() - start) * 1000))
+
+
+def int_field(data: object, key: str) -> int:
+    """``data[key]`` when ``data`` is a mapping and the value a true int, else 0."""
+    value = data.get(key) if isinstance(data, Mapping) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+class ClientBase:
+    """What the built-in clients share: who they are, their options, how they fail,
+    retry and turn an answer's text into a :class:`ChatResponse`."""
+
+    #: the provider id reported in responses and errors
+    provider_id: str = ""
+
+    def __init__(self, *, model: str, options: ClientOptions | None = None) -> None:
+        self._model = model
+        self.options = options or ClientOptions()
+
+    @property
+    def provider(self) -> str:
+        return self.provider_id
+
+    @property
+    def model(self) -> str:
+        return self._model
+
+    def _fail(
+        self,
+        message: str,
+        kind: str,
+        *,
+        retryable: bool = False,
+        status: int | None = None,
+        hint: str | None = None,
+    ) -> ProviderCallFailed:
+        return ProviderCallFailed(
+            message,
+            provider=self.provider_id,
+            kind=kind,
+            retryable=retryable,
+            status=status,
+            hint=hint,
+        )
+
+    def _retry(self, key: str, fn: Callable[[], T]) -> tuple[T, int]:
+        return call_with_retry(fn, options=self.options, provider=self.provider_id, key=key)
+
+    def _answer(
+        self,
+        text: str,
+        schema: Mapping[str, Any] | None,
+        usage: TokenUsage,
+        latency_ms: int,
+        attempts: int,
+    ) -> ChatResponse:
+        data, json_error, problems = interpret_output(text, schema)
+        return ChatResponse(
+            text,
+            self.provider_id,
+            self.model,
+            usage,
+            latency_ms,
+            attempts,
+            data,
+            json_error,
+            problems,
+        )

@@ -17,21 +17,20 @@ import json
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
 
-from ...errors import ProviderCallFailed
 from .. import guard
 from .base import (
     ChatMessage,
     ChatResponse,
-    ClientOptions,
+    ClientBase,
     EmbeddingResponse,
     TokenUsage,
-    call_with_retry,
     elapsed_ms,
-    interpret_output,
+    int_field,
     request_key,
 )
 
@@ -53,38 +52,47 @@ def render_prompt(messages: Sequence[ChatMessage], schema: Mapping[str, Any] | N
     return "\n\n".join(parts) + "\n"
 
 
-class _CliClient:
-    provider_id = ""
+class _CliClient(ClientBase):
+    """One subprocess per attempt; subclasses supply the command line and read its output."""
+
     executable = ""
-
-    def __init__(self, *, model: str, options: ClientOptions | None = None) -> None:
-        self._model = model
-        self.options = options or ClientOptions()
-
-    @property
-    def provider(self) -> str:
-        return self.provider_id
-
-    @property
-    def model(self) -> str:
-        return self._model
 
     @property
     def supports_embeddings(self) -> bool:
         return False
 
     def embed(self, texts: Sequence[str]) -> EmbeddingResponse:
-        raise ProviderCallFailed(
+        raise self._fail(
             f"{self.provider_id} offers no embeddings",
-            provider=self.provider_id,
-            kind="unsupported",
+            "unsupported",
             hint="Use a provider with embeddings (ollama, lmstudio) or the local semantic extra.",
         )
 
-    def _fail(self, message: str, kind: str, *, retryable: bool = False) -> ProviderCallFailed:
-        return ProviderCallFailed(
-            message, provider=self.provider_id, kind=kind, retryable=retryable
-        )
+    def _arguments(self, schema: Mapping[str, Any] | None) -> AbstractContextManager[list[str]]:
+        """The arguments after the executable, valid while the context is open."""
+        raise NotImplementedError
+
+    def _parse(self, proc: subprocess.CompletedProcess[str]) -> tuple[str, TokenUsage]:
+        raise NotImplementedError
+
+    def chat(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        schema: Mapping[str, Any] | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> ChatResponse:
+        prompt = render_prompt(messages, schema)
+        start = self.options.timer()
+        with self._arguments(schema) as args:
+
+            def once() -> tuple[str, TokenUsage]:
+                return self._parse(self._run(args, prompt))
+
+            key = request_key(self.provider_id, self.model, messages)
+            (text, usage), attempts = self._retry(key, once)
+        return self._answer(text, schema, usage, elapsed_ms(self.options, start), attempts)
 
     def _exe(self) -> str:
         exe = shutil.which(self.executable, path=self.options.env.get("PATH", ""))
@@ -123,39 +131,9 @@ class ClaudeCliClient(_CliClient):
     provider_id = "claude"
     executable = "claude"
 
-    def chat(
-        self,
-        messages: Sequence[ChatMessage],
-        *,
-        schema: Mapping[str, Any] | None = None,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-    ) -> ChatResponse:
-        prompt = render_prompt(messages, schema)
-        args = ["-p", "--output-format", "json", "--model", self.model]
-        start = self.options.timer()
-
-        def once() -> tuple[str, TokenUsage]:
-            return self._parse(self._run(args, prompt))
-
-        (text, usage), attempts = call_with_retry(
-            once,
-            options=self.options,
-            provider=self.provider_id,
-            key=request_key(self.provider_id, self.model, messages),
-        )
-        data, json_error, problems = interpret_output(text, schema)
-        return ChatResponse(
-            text,
-            self.provider_id,
-            self.model,
-            usage,
-            elapsed_ms(self.options, start),
-            attempts,
-            data,
-            json_error,
-            problems,
-        )
+    @contextmanager
+    def _arguments(self, schema: Mapping[str, Any] | None) -> Iterator[list[str]]:
+        yield ["-p", "--output-format", "json", "--model", self.model]
 
     def _parse(self, proc: subprocess.CompletedProcess[str]) -> tuple[str, TokenUsage]:
         try:
@@ -177,9 +155,9 @@ class ClaudeCliClient(_CliClient):
             )
         usage = payload.get("usage") if isinstance(payload.get("usage"), dict) else {}
         return payload["result"], TokenUsage(
-            input_tokens=_int(usage, "input_tokens"),
-            output_tokens=_int(usage, "output_tokens"),
-            cached_input_tokens=_int(usage, "cache_read_input_tokens"),
+            input_tokens=int_field(usage, "input_tokens"),
+            output_tokens=int_field(usage, "output_tokens"),
+            cached_input_tokens=int_field(usage, "cache_read_input_tokens"),
         )
 
 
@@ -187,16 +165,8 @@ class CodexCliClient(_CliClient):
     provider_id = "codex"
     executable = "codex"
 
-    def chat(
-        self,
-        messages: Sequence[ChatMessage],
-        *,
-        schema: Mapping[str, Any] | None = None,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-    ) -> ChatResponse:
-        prompt = render_prompt(messages, schema)
-        start = self.options.timer()
+    @contextmanager
+    def _arguments(self, schema: Mapping[str, Any] | None) -> Iterator[list[str]]:
         with tempfile.TemporaryDirectory(prefix="librarian-codex-") as tmp:
             args = ["exec", "--json", "--skip-git-repo-check", "--sandbox", "read-only"]
             args += ["-m", self.model]
@@ -205,28 +175,7 @@ class CodexCliClient(_CliClient):
                 schema_file.write_text(json.dumps(schema), encoding="utf-8")
                 args += ["--output-schema", str(schema_file)]
             args.append("-")
-
-            def once() -> tuple[str, TokenUsage]:
-                return self._parse(self._run(args, prompt))
-
-            (text, usage), attempts = call_with_retry(
-                once,
-                options=self.options,
-                provider=self.provider_id,
-                key=request_key(self.provider_id, self.model, messages),
-            )
-        data, json_error, problems = interpret_output(text, schema)
-        return ChatResponse(
-            text,
-            self.provider_id,
-            self.model,
-            usage,
-            elapsed_ms(self.options, start),
-            attempts,
-            data,
-            json_error,
-            problems,
-        )
+            yield args
 
     def _parse(self, proc: subprocess.CompletedProcess[str]) -> tuple[str, TokenUsage]:
         text: str | None = None
@@ -251,9 +200,9 @@ class CodexCliClient(_CliClient):
             elif kind == "turn.completed" and isinstance(event.get("usage"), dict):
                 u = event["usage"]
                 usage = TokenUsage(
-                    _int(u, "input_tokens"),
-                    _int(u, "output_tokens"),
-                    _int(u, "cached_input_tokens"),
+                    int_field(u, "input_tokens"),
+                    int_field(u, "output_tokens"),
+                    int_field(u, "cached_input_tokens"),
                 )
             elif kind == "error" and isinstance(event.get("message"), str):
                 errors.append(event["message"])
@@ -273,8 +222,3 @@ class CodexCliClient(_CliClient):
                 raise self._fail(f"`codex exec` exited {proc.returncode}: {tail}", "process_failed")
             raise self._fail("`codex exec --json` produced no agent message", "malformed")
         return text, usage
-
-
-def _int(data: object, key: str) -> int:
-    value = data.get(key) if isinstance(data, Mapping) else None
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0

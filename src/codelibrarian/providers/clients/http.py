@@ -12,12 +12,11 @@ and malformed bodies are not.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import httpx
 
-from ...errors import ProviderCallFailed
 from .. import guard
 from ..probes._common import ssl_context
 from ..probes.lmstudio import lmstudio_base_url
@@ -25,44 +24,88 @@ from ..probes.ollama import ollama_base_url
 from .base import (
     ChatMessage,
     ChatResponse,
+    ClientBase,
     ClientOptions,
     EmbeddingResponse,
     TokenUsage,
-    call_with_retry,
     elapsed_ms,
-    interpret_output,
+    int_field,
     request_key,
 )
 
 __all__ = ["LmStudioClient", "OllamaClient"]
 
 
-class _HttpClient:
-    provider_id = ""
+Vectors = tuple[tuple[float, ...], ...]
+
+
+class _HttpClient(ClientBase):
+    """One request per call, retried; subclasses supply the dialect (paths, body, reply)."""
+
     not_found_hint = ""
+    chat_path = ""
+    embed_path = ""
 
     def __init__(self, *, model: str, options: ClientOptions | None = None) -> None:
-        self._model = model
-        self.options = options or ClientOptions()
+        super().__init__(model=model, options=options)
         self.base_url = (self.options.base_url or self._default_base()).rstrip("/")
 
     def _default_base(self) -> str:
         raise NotImplementedError
 
-    @property
-    def provider(self) -> str:
-        return self.provider_id
+    def _chat_fields(
+        self, schema: Mapping[str, Any] | None, max_tokens: int | None, temperature: float | None
+    ) -> dict[str, Any]:
+        """The body fields after model, messages and stream."""
+        raise NotImplementedError
 
-    @property
-    def model(self) -> str:
-        return self._model
+    def _read_chat(self, data: Mapping[str, Any]) -> tuple[str, TokenUsage]:
+        raise NotImplementedError
+
+    def _read_embeddings(self, data: Mapping[str, Any], count: int) -> tuple[Vectors, TokenUsage]:
+        raise NotImplementedError
 
     @property
     def supports_embeddings(self) -> bool:
         return True
 
-    def _fail(self, message: str, kind: str, **kw: Any) -> ProviderCallFailed:
-        return ProviderCallFailed(message, provider=self.provider_id, kind=kind, **kw)
+    def chat(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        schema: Mapping[str, Any] | None = None,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+    ) -> ChatResponse:
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [{"role": m.role, "content": m.content} for m in messages],
+            "stream": False,
+            **self._chat_fields(schema, max_tokens, temperature),
+        }
+        start = self.options.timer()
+
+        def once() -> tuple[str, TokenUsage]:
+            return self._read_chat(self._post(self.chat_path, body))
+
+        key = request_key(self.provider_id, self.model, messages)
+        (text, usage), attempts = self._retry(key, once)
+        return self._answer(text, schema, usage, elapsed_ms(self.options, start), attempts)
+
+    def embed(self, texts: Sequence[str]) -> EmbeddingResponse:
+        body = {"model": self.model, "input": list(texts)}
+        start = self.options.timer()
+
+        def once() -> tuple[Vectors, TokenUsage]:
+            return self._read_embeddings(self._post(self.embed_path, body), len(texts))
+
+        key = request_key(
+            f"{self.provider_id}-embed", self.model, [ChatMessage("user", t) for t in texts]
+        )
+        (vectors, usage), attempts = self._retry(key, once)
+        return EmbeddingResponse(
+            vectors, self.provider_id, self.model, usage, elapsed_ms(self.options, start), attempts
+        )
 
     def _post(self, path: str, body: Mapping[str, Any]) -> Mapping[str, Any]:
         url = self.base_url + path
@@ -104,172 +147,100 @@ class _HttpClient:
             raise self._fail(f"{url} returned {type(data).__name__}, not an object", "malformed")
         return data
 
-    def _call(self, key: str, fn: Callable[[], Any]) -> tuple[Any, int]:
-        return call_with_retry(fn, options=self.options, provider=self.provider_id, key=key)
-
 
 class OllamaClient(_HttpClient):
     provider_id = "ollama"
     not_found_hint = "Pull the model first: ollama pull {model}"
+    chat_path = "/api/chat"
+    embed_path = "/api/embed"
 
     def _default_base(self) -> str:
         return ollama_base_url(self.options.env)
 
-    def chat(
-        self,
-        messages: Sequence[ChatMessage],
-        *,
-        schema: Mapping[str, Any] | None = None,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-    ) -> ChatResponse:
-        body: dict[str, Any] = {
-            "model": self.model,
-            "messages": [{"role": m.role, "content": m.content} for m in messages],
-            "stream": False,
-        }
+    def _chat_fields(
+        self, schema: Mapping[str, Any] | None, max_tokens: int | None, temperature: float | None
+    ) -> dict[str, Any]:
+        fields: dict[str, Any] = {}
         if schema is not None:
-            body["format"] = dict(schema)
+            fields["format"] = dict(schema)
         opts: dict[str, Any] = {}
         if temperature is not None:
             opts["temperature"] = temperature
         if max_tokens is not None:
             opts["num_predict"] = max_tokens
         if opts:
-            body["options"] = opts
-        start = self.options.timer()
+            fields["options"] = opts
+        return fields
 
-        def once() -> tuple[str, TokenUsage]:
-            data = self._post("/api/chat", body)
-            message = data.get("message")
-            if not isinstance(message, dict) or not isinstance(message.get("content"), str):
-                raise self._fail("/api/chat answer has no message.content", "malformed")
-            return message["content"], TokenUsage(
-                _int(data, "prompt_eval_count"), _int(data, "eval_count")
-            )
-
-        (text, usage), attempts = self._call(request_key("ollama", self.model, messages), once)
-        data, json_error, problems = interpret_output(text, schema)
-        return ChatResponse(
-            text,
-            self.provider_id,
-            self.model,
-            usage,
-            elapsed_ms(self.options, start),
-            attempts,
-            data,
-            json_error,
-            problems,
+    def _read_chat(self, data: Mapping[str, Any]) -> tuple[str, TokenUsage]:
+        message = data.get("message")
+        if not isinstance(message, dict) or not isinstance(message.get("content"), str):
+            raise self._fail("/api/chat answer has no message.content", "malformed")
+        return message["content"], TokenUsage(
+            int_field(data, "prompt_eval_count"), int_field(data, "eval_count")
         )
 
-    def embed(self, texts: Sequence[str]) -> EmbeddingResponse:
-        body = {"model": self.model, "input": list(texts)}
-        start = self.options.timer()
-
-        def once() -> tuple[tuple[tuple[float, ...], ...], TokenUsage]:
-            data = self._post("/api/embed", body)
-            vectors = _vectors(data.get("embeddings"), len(texts))
-            if vectors is None:
-                raise self._fail("/api/embed answer has no usable `embeddings`", "malformed")
-            return vectors, TokenUsage(_int(data, "prompt_eval_count"), 0)
-
-        key = request_key("ollama-embed", self.model, [ChatMessage("user", t) for t in texts])
-        (vectors, usage), attempts = self._call(key, once)
-        return EmbeddingResponse(
-            vectors, self.provider_id, self.model, usage, elapsed_ms(self.options, start), attempts
-        )
+    def _read_embeddings(self, data: Mapping[str, Any], count: int) -> tuple[Vectors, TokenUsage]:
+        vectors = _vectors(data.get("embeddings"), count)
+        if vectors is None:
+            raise self._fail("/api/embed answer has no usable `embeddings`", "malformed")
+        return vectors, TokenUsage(int_field(data, "prompt_eval_count"), 0)
 
 
 class LmStudioClient(_HttpClient):
     provider_id = "lmstudio"
     not_found_hint = "Load the model in LM Studio first: lms load {model}"
+    chat_path = "/v1/chat/completions"
+    embed_path = "/v1/embeddings"
 
     def _default_base(self) -> str:
         return lmstudio_base_url(self.options.env)
 
-    def chat(
-        self,
-        messages: Sequence[ChatMessage],
-        *,
-        schema: Mapping[str, Any] | None = None,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-    ) -> ChatResponse:
-        body: dict[str, Any] = {
-            "model": self.model,
-            "messages": [{"role": m.role, "content": m.content} for m in messages],
-            "stream": False,
-        }
+    def _chat_fields(
+        self, schema: Mapping[str, Any] | None, max_tokens: int | None, temperature: float | None
+    ) -> dict[str, Any]:
+        fields: dict[str, Any] = {}
         if schema is not None:
-            body["response_format"] = {
+            fields["response_format"] = {
                 "type": "json_schema",
                 "json_schema": {"name": "response", "strict": True, "schema": dict(schema)},
             }
         if temperature is not None:
-            body["temperature"] = temperature
+            fields["temperature"] = temperature
         if max_tokens is not None:
-            body["max_tokens"] = max_tokens
-        start = self.options.timer()
+            fields["max_tokens"] = max_tokens
+        return fields
 
-        def once() -> tuple[str, TokenUsage]:
-            data = self._post("/v1/chat/completions", body)
-            choices = data.get("choices")
-            message = (
-                choices[0].get("message")
-                if isinstance(choices, list) and choices and isinstance(choices[0], dict)
-                else None
+    def _read_chat(self, data: Mapping[str, Any]) -> tuple[str, TokenUsage]:
+        choices = data.get("choices")
+        message = (
+            choices[0].get("message")
+            if isinstance(choices, list) and choices and isinstance(choices[0], dict)
+            else None
+        )
+        if not isinstance(message, dict) or not isinstance(message.get("content"), str):
+            raise self._fail(
+                "/v1/chat/completions answer has no choices[0].message.content", "malformed"
             )
-            if not isinstance(message, dict) or not isinstance(message.get("content"), str):
-                raise self._fail(
-                    "/v1/chat/completions answer has no choices[0].message.content", "malformed"
-                )
-            usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-            return message["content"], TokenUsage(
-                _int(usage, "prompt_tokens"), _int(usage, "completion_tokens")
-            )
-
-        (text, usage), attempts = self._call(request_key("lmstudio", self.model, messages), once)
-        data, json_error, problems = interpret_output(text, schema)
-        return ChatResponse(
-            text,
-            self.provider_id,
-            self.model,
-            usage,
-            elapsed_ms(self.options, start),
-            attempts,
-            data,
-            json_error,
-            problems,
+        usage = data.get("usage")
+        return message["content"], TokenUsage(
+            int_field(usage, "prompt_tokens"), int_field(usage, "completion_tokens")
         )
 
-    def embed(self, texts: Sequence[str]) -> EmbeddingResponse:
-        body = {"model": self.model, "input": list(texts)}
-        start = self.options.timer()
-
-        def once() -> tuple[tuple[tuple[float, ...], ...], TokenUsage]:
-            data = self._post("/v1/embeddings", body)
-            items = data.get("data")
-            raw = (
-                [i.get("embedding") if isinstance(i, dict) else None for i in items]
-                if isinstance(items, list)
-                else None
-            )
-            vectors = _vectors(raw, len(texts))
-            if vectors is None:
-                raise self._fail(
-                    "/v1/embeddings answer has no usable data[].embedding", "malformed"
-                )
-            usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
-            return vectors, TokenUsage(_int(usage, "prompt_tokens"), 0)
-
-        key = request_key("lmstudio-embed", self.model, [ChatMessage("user", t) for t in texts])
-        (vectors, usage), attempts = self._call(key, once)
-        return EmbeddingResponse(
-            vectors, self.provider_id, self.model, usage, elapsed_ms(self.options, start), attempts
+    def _read_embeddings(self, data: Mapping[str, Any], count: int) -> tuple[Vectors, TokenUsage]:
+        items = data.get("data")
+        raw = (
+            [i.get("embedding") if isinstance(i, dict) else None for i in items]
+            if isinstance(items, list)
+            else None
         )
+        vectors = _vectors(raw, count)
+        if vectors is None:
+            raise self._fail("/v1/embeddings answer has no usable data[].embedding", "malformed")
+        return vectors, TokenUsage(int_field(data.get("usage"), "prompt_tokens"), 0)
 
 
-def _vectors(raw: object, expected: int) -> tuple[tuple[float, ...], ...] | None:
+def _vectors(raw: object, expected: int) -> Vectors | None:
     if not isinstance(raw, list) or len(raw) != expected:
         return None
     out: list[tuple[float, ...]] = []
@@ -280,8 +251,3 @@ def _vectors(raw: object, expected: int) -> tuple[tuple[float, ...], ...] | None
             return None
         out.append(tuple(float(x) for x in vec))
     return tuple(out)
-
-
-def _int(data: object, key: str) -> int:
-    value = data.get(key) if isinstance(data, Mapping) else None
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
