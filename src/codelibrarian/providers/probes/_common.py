@@ -68,6 +68,52 @@ def blocked_executable(exe: str, ctx: ProbeContext) -> ProbeResult | None:
     )
 
 
+def timed_out(
+    command: str,
+    ctx: ProbeContext,
+    remedy: str,
+    *,
+    available: bool = False,
+    version: str | None = None,
+) -> ProbeResult:
+    """The result for a CLI call that ran out of time."""
+    return ProbeResult(
+        available,
+        False,
+        "timeout",
+        f"`{command}` timed out after {ctx.timeout_s:g}s",
+        remedy,
+        version=version,
+    )
+
+
+def locate_cli(name: str, ctx: ProbeContext, install: str) -> tuple[str, RunOutcome] | ProbeResult:
+    """Find ``name``, check the sandbox lets it run, and run ``name --version``.
+
+    Returns the executable and the version call's outcome (its exit code is the
+    caller's to judge), or the result to report when the executable is missing,
+    blocked or the version call timed out.
+    """
+    exe = which(name, ctx)
+    if exe is None:
+        return ProbeResult(False, False, "not_installed", f"`{name}` is not on PATH", install)
+    blocked = blocked_executable(exe, ctx)
+    if blocked is not None:
+        return blocked
+    version = run_cli(exe, ["--version"], ctx)
+    if version.returncode is None:
+        return timed_out(
+            f"{name} --version", ctx, f"check that `{name} --version` runs quickly in a terminal"
+        )
+    return exe, version
+
+
+def first_line(text: str) -> str | None:
+    """The first line of ``text`` stripped, or None when it is blank."""
+    stripped = text.strip()
+    return stripped.splitlines()[0] if stripped else None
+
+
 @dataclass(frozen=True, slots=True)
 class HttpOutcome:
     """``kind``: ok, refused, timeout, http_status, malformed, blocked, error."""
@@ -100,6 +146,30 @@ def get_json(base_url: str, path: str, ctx: ProbeContext) -> HttpOutcome:
         return HttpOutcome("ok", data=response.json(), status=200)
     except (json.JSONDecodeError, UnicodeDecodeError):
         return HttpOutcome("malformed", status=200, detail=f"{path} did not return JSON")
+
+
+def unreachable(
+    outcome: HttpOutcome,
+    base: str,
+    path: str,
+    meta: Mapping[str, str],
+    *,
+    start: str,
+    restart: str,
+) -> ProbeResult | None:
+    """The result for a GET of ``base + path`` that found no server (remedy ``start``),
+    timed out (remedy ``restart``) or was blocked; None when a server answered."""
+    if outcome.kind == "refused":
+        return ProbeResult(
+            False, False, "unreachable", f"nothing listens at {base}", start, metadata=meta
+        )
+    if outcome.kind == "timeout":
+        return ProbeResult(
+            False, False, "timeout", f"{base}{path}: {outcome.detail}", restart, metadata=meta
+        )
+    if outcome.kind == "blocked":
+        return ProbeResult(False, False, "blocked", outcome.detail, None, metadata=meta)
+    return None
 
 
 def str_field(data: object, key: str) -> str | None:

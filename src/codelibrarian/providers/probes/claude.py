@@ -76,21 +76,10 @@ class ClaudeProbe:
         return DESCRIPTOR
 
     def probe(self, ctx: ProbeContext) -> ProbeResult:
-        exe = _common.which(self.executable, ctx)
-        if exe is None:
-            return ProbeResult(False, False, "not_installed", "`claude` is not on PATH", INSTALL)
-        blocked = _common.blocked_executable(exe, ctx)
-        if blocked is not None:
-            return blocked
-        version = _common.run_cli(exe, ["--version"], ctx)
-        if version.returncode is None:
-            return ProbeResult(
-                False,
-                False,
-                "timeout",
-                f"`claude --version` timed out after {ctx.timeout_s:g}s",
-                "check that `claude --version` runs quickly in a terminal",
-            )
+        found = _common.locate_cli(self.executable, ctx, INSTALL)
+        if isinstance(found, ProbeResult):
+            return found
+        exe, version = found
         if version.returncode != 0:
             detail = (version.stderr or version.stdout).strip().splitlines()[:1]
             return ProbeResult(
@@ -100,16 +89,11 @@ class ClaudeProbe:
                 f"`claude --version` exited {version.returncode}: {' '.join(detail)}".strip(),
                 f"reinstall: {INSTALL}",
             )
-        version_text = version.stdout.strip().splitlines()[0] if version.stdout.strip() else None
+        version_text = _common.first_line(version.stdout)
         status = _common.run_cli(exe, ["auth", "status"], ctx)
         if status.returncode is None:
-            return ProbeResult(
-                True,
-                False,
-                "timeout",
-                f"`claude auth status` timed out after {ctx.timeout_s:g}s",
-                LOGIN,
-                version=version_text,
+            return _common.timed_out(
+                "claude auth status", ctx, LOGIN, available=True, version=version_text
             )
         parsed = _parse_auth_status(status.stdout)
         if parsed is not None:

@@ -54,21 +54,10 @@ class CodexProbe:
         return DESCRIPTOR
 
     def probe(self, ctx: ProbeContext) -> ProbeResult:
-        exe = _common.which(self.executable, ctx)
-        if exe is None:
-            return ProbeResult(False, False, "not_installed", "`codex` is not on PATH", INSTALL)
-        blocked = _common.blocked_executable(exe, ctx)
-        if blocked is not None:
-            return blocked
-        version = _common.run_cli(exe, ["--version"], ctx)
-        if version.returncode is None:
-            return ProbeResult(
-                False,
-                False,
-                "timeout",
-                f"`codex --version` timed out after {ctx.timeout_s:g}s",
-                "check that `codex --version` runs quickly in a terminal",
-            )
+        found = _common.locate_cli(self.executable, ctx, INSTALL)
+        if isinstance(found, ProbeResult):
+            return found
+        exe, version = found
         if version.returncode != 0:
             return ProbeResult(
                 False,
@@ -77,16 +66,11 @@ class CodexProbe:
                 f"`codex --version` exited {version.returncode}",
                 f"reinstall: {INSTALL}",
             )
-        version_text = version.stdout.strip().splitlines()[0] if version.stdout.strip() else None
+        version_text = _common.first_line(version.stdout)
         status = _common.run_cli(exe, ["login", "status"], ctx)
         if status.returncode is None:
-            return ProbeResult(
-                True,
-                False,
-                "timeout",
-                f"`codex login status` timed out after {ctx.timeout_s:g}s",
-                LOGIN,
-                version=version_text,
+            return _common.timed_out(
+                "codex login status", ctx, LOGIN, available=True, version=version_text
             )
         # The report is on stderr; older builds printed it on stdout.
         report = (status.stderr.strip() or status.stdout.strip()).splitlines()

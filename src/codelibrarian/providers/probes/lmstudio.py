@@ -49,21 +49,11 @@ class LmStudioProbe:
         base = lmstudio_base_url(ctx.env)
         meta = {"base_url": base}
         listing = _common.get_json(base, "/v1/models", ctx)
-        if listing.kind == "refused":
-            return ProbeResult(
-                False, False, "unreachable", f"nothing listens at {base}", START, metadata=meta
-            )
-        if listing.kind == "timeout":
-            return ProbeResult(
-                False,
-                False,
-                "timeout",
-                f"{base}/v1/models: {listing.detail}",
-                "restart LM Studio's server",
-                metadata=meta,
-            )
-        if listing.kind == "blocked":
-            return ProbeResult(False, False, "blocked", listing.detail, None, metadata=meta)
+        failed = _common.unreachable(
+            listing, base, "/v1/models", meta, start=START, restart="restart LM Studio's server"
+        )
+        if failed is not None:
+            return failed
         models = _model_ids(listing.data) if listing.kind == "ok" else None
         if models is None:
             return ProbeResult(

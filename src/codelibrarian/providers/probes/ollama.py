@@ -94,21 +94,16 @@ class OllamaProbe:
         base = ollama_base_url(ctx.env)
         meta = {"base_url": base}
         version = _common.get_json(base, "/api/version", ctx)
-        if version.kind == "refused":
-            return ProbeResult(
-                False, False, "unreachable", f"nothing listens at {base}", SERVE, metadata=meta
-            )
-        if version.kind == "timeout":
-            return ProbeResult(
-                False,
-                False,
-                "timeout",
-                f"{base}/api/version: {version.detail}",
-                "check that Ollama is healthy (restart `ollama serve`)",
-                metadata=meta,
-            )
-        if version.kind == "blocked":
-            return ProbeResult(False, False, "blocked", version.detail, None, metadata=meta)
+        failed = _common.unreachable(
+            version,
+            base,
+            "/api/version",
+            meta,
+            start=SERVE,
+            restart="check that Ollama is healthy (restart `ollama serve`)",
+        )
+        if failed is not None:
+            return failed
         if version.kind != "ok":
             return ProbeResult(
                 False,
