@@ -12,11 +12,12 @@ import os
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal, Protocol, runtime_checkable
+from typing import Literal, Protocol, get_args, runtime_checkable
 
 __all__ = [
     "AuthMethod",
     "DiscoveredProvider",
+    "ModelsSource",
     "ProbeContext",
     "ProbeResult",
     "ProbeStatus",
@@ -40,6 +41,11 @@ ProbeStatus = Literal[
     "error",
     "blocked",
 ]
+_STATUSES = frozenset(get_args(ProbeStatus))
+
+#: where a result's ``models`` came from
+ModelsSource = Literal["probe", "last_known_good", "none"]
+_MODELS_SOURCES = frozenset(get_args(ModelsSource))
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +99,7 @@ class ProbeResult:
     #: wall-clock seconds since the epoch when the probe ran (set by the registry)
     checked_at: int = 0
     #: where ``models`` came from: this probe, or the persisted last-known-good
-    models_source: Literal["probe", "last_known_good", "none"] = "probe"
+    models_source: ModelsSource = "probe"
 
     @property
     def usable(self) -> bool:
@@ -128,7 +134,7 @@ class ProbeResult:
             not isinstance(models, list)
             or not isinstance(metadata, dict)
             or not isinstance(checked_at, int)
-            or source not in ("probe", "last_known_good", "none")
+            or source not in _MODELS_SOURCES
         ):
             raise ValueError("malformed probe result")
         error = data.get("error")
@@ -146,20 +152,6 @@ class ProbeResult:
             checked_at=checked_at,
             models_source=source,  # type: ignore[arg-type]
         )
-
-
-_STATUSES = frozenset(
-    (
-        "ok",
-        "not_installed",
-        "not_authenticated",
-        "no_models",
-        "unreachable",
-        "timeout",
-        "error",
-        "blocked",
-    )
-)
 
 
 @dataclass(frozen=True, slots=True)
