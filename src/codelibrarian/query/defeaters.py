@@ -23,13 +23,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 from ..errors import NotFound
 from ..index.records import Chunk
 from ..workspace.files import content_hash
-from .base import Stopwatch
-from .schemas import CandidateSetModel, CheckedSetModel, schema_of
+from .base import StageSchemas, Stopwatch
+from .schemas import CandidateSetModel, CheckedSetModel
 from .types import (
     Candidate,
     CandidateSet,
@@ -133,7 +132,7 @@ def generated_reason(path: str, header: str = "") -> str | None:
 
 
 @dataclass(slots=True)
-class DefeaterCheckStage:
+class DefeaterCheckStage(StageSchemas):
     """Drop stale, deleted, vendored, generated and duplicate candidates."""
 
     store: QueryStore
@@ -146,13 +145,8 @@ class DefeaterCheckStage:
     description: str = "Check candidates against disk and provenance; drop defeated ones"
     cacheable: bool = False
 
-    @property
-    def input_schema(self) -> dict[str, Any]:
-        return schema_of(CandidateSetModel)
-
-    @property
-    def output_schema(self) -> dict[str, Any]:
-        return schema_of(CheckedSetModel)
+    input_model = CandidateSetModel
+    output_model = CheckedSetModel
 
     def estimate(self, input: CandidateSet) -> StageEstimate:
         files = len({c.path for c in input.candidates})

@@ -19,12 +19,11 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Literal
+from typing import Literal
 
 from ..index.graph import EDGE_MULTIPLIERS, pagerank
 from ..index.records import Chunk
-from .base import Stopwatch
-from .schemas import CandidateSetModel, schema_of
+from .base import MiddleStage, Stopwatch
 from .types import (
     Candidate,
     CandidateSet,
@@ -93,7 +92,7 @@ class Neighbourhood:
 
 
 @dataclass(slots=True)
-class GraphExpansionStage:
+class GraphExpansionStage(MiddleStage):
     """Add graph neighbours of the retrieved files and rank the walked subgraph."""
 
     store: QueryStore
@@ -109,20 +108,9 @@ class GraphExpansionStage:
     description: str = "Expand candidates with reference/import/co-change neighbours"
     cacheable: bool = True
 
-    @property
-    def input_schema(self) -> dict[str, Any]:
-        return schema_of(CandidateSetModel)
-
-    @property
-    def output_schema(self) -> dict[str, Any]:
-        return schema_of(CandidateSetModel)
-
     def estimate(self, input: CandidateSet) -> StageEstimate:
         hops = depth_hops(input.query.depth)
         return StageEstimate(2 + hops * 5, 0, True)
-
-    def passthrough(self, input: CandidateSet, context: PipelineContext) -> CandidateSet:
-        return input
 
     def neighbourhood(self, context: PipelineContext) -> Neighbourhood:
         key = context.cache_namespace or "_"

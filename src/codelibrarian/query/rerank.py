@@ -20,11 +20,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
 
 from ..errors import LibrarianError, UnverifiedByTrace
-from .base import Stopwatch
-from .schemas import CandidateSetModel, schema_of
+from .base import MiddleStage, Stopwatch
 from .types import (
     Candidate,
     CandidateSet,
@@ -82,7 +80,7 @@ def _llm_order(files: list[str], intent: str, llm: Completer) -> list[str] | Non
 
 
 @dataclass(slots=True)
-class RerankingStage:
+class RerankingStage(MiddleStage):
     """Deterministic diversity reranking, plus an LLM pass when a provider exists."""
 
     llm: Completer | None = None
@@ -94,21 +92,10 @@ class RerankingStage:
     description: str = "Rerank for file diversity (LLM reranking when a provider is set)"
     cacheable: bool = False
 
-    @property
-    def input_schema(self) -> dict[str, Any]:
-        return schema_of(CandidateSetModel)
-
-    @property
-    def output_schema(self) -> dict[str, Any]:
-        return schema_of(CandidateSetModel)
-
     def estimate(self, input: CandidateSet) -> StageEstimate:
         if self.llm is None:
             return StageEstimate(1, 0, False)
         return StageEstimate(3000, 40 * min(self.llm_window, len(input.candidates)) + 100, False)
-
-    def passthrough(self, input: CandidateSet, context: PipelineContext) -> CandidateSet:
-        return input
 
     def execute(self, input: CandidateSet, context: PipelineContext) -> StageResult[CandidateSet]:
         watch = Stopwatch()

@@ -15,12 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from ..errors import NotFound
-from .base import Stopwatch
+from .base import StageSchemas, Stopwatch
 from .embed import DenseIndex
-from .schemas import CandidateSetModel, QueryModel, schema_of
+from .schemas import CandidateSetModel, QueryModel
 from .scoring import intent_terms
 from .types import (
     Candidate,
@@ -65,7 +64,7 @@ def rrf_fuse(
 
 
 @dataclass(slots=True)
-class RetrievalStage:
+class RetrievalStage(StageSchemas):
     """BM25 (+ dense) candidates for the intent, fused by integer RRF."""
 
     store: QueryStore
@@ -81,13 +80,8 @@ class RetrievalStage:
     description: str = "Retrieve candidate chunks by BM25 (and dense vectors), fused by RRF"
     cacheable: bool = True
 
-    @property
-    def input_schema(self) -> dict[str, Any]:
-        return schema_of(QueryModel)
-
-    @property
-    def output_schema(self) -> dict[str, Any]:
-        return schema_of(CandidateSetModel)
+    input_model = QueryModel
+    output_model = CandidateSetModel
 
     def pool(self, query: LibrarianQuery) -> int:
         return max(self.min_pool, query.limit * self.pool_factor)

@@ -26,11 +26,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 
 from ..index.tokenize import identifier_parts, query_terms
-from .base import Stopwatch
-from .schemas import CandidateSetModel, schema_of
+from .base import MiddleStage, Stopwatch
 from .types import (
     Candidate,
     CandidateSet,
@@ -170,7 +168,7 @@ def _share(terms: Sequence[str], words: frozenset[str]) -> int:
 
 
 @dataclass(slots=True)
-class ScoringStage:
+class ScoringStage(MiddleStage):
     """Weight the documented signals into one integer score per candidate."""
 
     #: ``paths -> {path: last change, epoch seconds}``; None when there is no history
@@ -181,19 +179,8 @@ class ScoringStage:
     description: str = "Score candidates with integer relevance signals"
     cacheable: bool = False
 
-    @property
-    def input_schema(self) -> dict[str, Any]:
-        return schema_of(CandidateSetModel)
-
-    @property
-    def output_schema(self) -> dict[str, Any]:
-        return schema_of(CandidateSetModel)
-
     def estimate(self, input: CandidateSet) -> StageEstimate:
         return StageEstimate(1 + len(input.candidates) // 100, 0, False)
-
-    def passthrough(self, input: CandidateSet, context: PipelineContext) -> CandidateSet:
-        return input
 
     def execute(self, input: CandidateSet, context: PipelineContext) -> StageResult[CandidateSet]:
         watch = Stopwatch()

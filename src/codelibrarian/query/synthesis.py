@@ -21,11 +21,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
 
 from ..errors import LibrarianError, UnverifiedByTrace
-from .base import Stopwatch
-from .schemas import CheckedSetModel, ResponseModel, schema_of
+from .base import StageSchemas, Stopwatch
+from .schemas import CheckedSetModel, ResponseModel
 from .types import (
     Candidate,
     CheckedSet,
@@ -144,7 +143,7 @@ def confidence_of(
 
 
 @dataclass(slots=True)
-class SynthesisStage:
+class SynthesisStage(StageSchemas):
     """Ranked packs with citations, per-stage evidence and a confidence."""
 
     summarize: bool = False
@@ -154,13 +153,8 @@ class SynthesisStage:
     description: str = "Synthesize the response: ranked packs, citations, confidence"
     cacheable: bool = False
 
-    @property
-    def input_schema(self) -> dict[str, Any]:
-        return schema_of(CheckedSetModel)
-
-    @property
-    def output_schema(self) -> dict[str, Any]:
-        return schema_of(ResponseModel)
+    input_model = CheckedSetModel
+    output_model = ResponseModel
 
     def estimate(self, input: CheckedSet) -> StageEstimate:
         if self.summarize and self.llm is not None:
