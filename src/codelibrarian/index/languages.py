@@ -6,13 +6,14 @@ languages are still indexed as text: chunks and full-text search, no symbols.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 from pathlib import PurePosixPath
 from typing import Any
 
-__all__ = ["LANGUAGES", "Language", "language_for", "load_query"]
+__all__ = ["LANGUAGES", "Language", "TagQueries", "language_for", "load_queries", "load_query"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,3 +92,61 @@ def load_query(lang_name: str) -> tuple[Any, Any]:
     source = resources.files(__package__).joinpath("queries", f"{lang.query}.scm")
     text = source.read_text(encoding="utf-8")
     return get_parser(grammar), Query(get_language(grammar), text)
+
+
+@dataclass(frozen=True, slots=True)
+class TagQueries:
+    """A language's tags query split in two, for speed.
+
+    ``refs`` keeps only the patterns whose captures are all ``@reference.*`` (or
+    predicate-only ``@_*``): one node per match, so ``QueryCursor.captures`` yields
+    them without a dictionary per match (references are most of the matches).
+    ``defs`` keeps every other pattern, read match by match as before.
+    """
+
+    parser: Any
+    defs: Any
+    refs: Any
+
+
+_CAPTURE = re.compile(r"@([A-Za-z_][\w.]*)")
+
+
+@cache
+def load_queries(lang_name: str) -> TagQueries:
+    """The language's parser and its tags query split into ``defs`` and ``refs``."""
+    from tree_sitter import Query
+    from tree_sitter_language_pack import get_language
+
+    parser, full = load_query(lang_name)
+    lang = _BY_NAME[lang_name]
+    grammar: Any = lang.grammar
+    source = resources.files(__package__).joinpath("queries", f"{lang.query}.scm")
+    raw = source.read_text(encoding="utf-8").encode("utf-8")
+    defs = Query(get_language(grammar), raw.decode("utf-8"))
+    refs = Query(get_language(grammar), raw.decode("utf-8"))
+    for i in range(full.pattern_count):
+        body = raw[full.start_byte_for_pattern(i) : full.end_byte_for_pattern(i)]
+        names = _CAPTURE.findall(_strip_comments(body.decode("utf-8")))
+        is_ref = bool(names) and any(n.startswith("reference.") for n in names)
+        if is_ref and all(n.startswith(("reference.", "_")) for n in names):
+            defs.disable_pattern(i)
+        else:
+            refs.disable_pattern(i)
+    return TagQueries(parser, defs, refs)
+
+
+def _strip_comments(text: str) -> str:
+    """``text`` without ``;`` comments (a ``;`` inside a string literal stays)."""
+    out = []
+    for line in text.splitlines():
+        in_str = False
+        end = len(line)
+        for k, ch in enumerate(line):
+            if ch == '"':
+                in_str = not in_str
+            elif ch == ";" and not in_str:
+                end = k
+                break
+        out.append(line[:end])
+    return "\n".join(out)

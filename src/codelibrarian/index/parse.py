@@ -19,8 +19,8 @@ from ..tokens import Tokenizer, get_tokenizer
 from ..workspace.files import content_hash
 from .chunks import build_chunks
 from .imports import specs_from_captures
-from .languages import language_for, load_query
-from .records import FileData
+from .languages import language_for, load_queries
+from .records import FileData, ReferenceRow, Symbol
 from .symbols import extract
 
 __all__ = ["ERROR_SHARE_LIMIT", "parse_batch", "parse_source"]
@@ -60,18 +60,20 @@ def parse_source(
     text = data.decode("utf-8", "replace")
     label, lang = language_for(path)
     parse_error: str | None = None
-    symbols: tuple[Any, ...] = ()
-    refs: tuple[Any, ...] = ()
+    symbols: tuple[Symbol, ...] = ()
+    refs: tuple[ReferenceRow, ...] = ()
     specs: tuple[tuple[str, int], ...] = ()
     if lang is not None:
         try:
-            parser, query = load_query(lang.name)
-            tree = parser.parse(data)
+            queries = load_queries(lang.name)
+            tree = queries.parser.parse(data)
             share = _error_share(tree.root_node, len(data)) if tree.root_node.has_error else 0
             if share > ERROR_SHARE_LIMIT:
                 parse_error = f"syntax errors cover {share // 10}% of the file"
             else:
-                found = extract(tree.root_node, query, path, lang.name)
+                found = extract(
+                    tree.root_node, queries.defs, path, lang.name, refs_query=queries.refs
+                )
                 symbols, refs = found.symbols, found.references
                 specs = specs_from_captures(lang.name, found.imports)
         except Exception as exc:  # a grammar crash must not stop the whole index
@@ -87,10 +89,30 @@ def parse_source(
         tokens=tokenizer.count(text),
         lines=text.count("\n") + (0 if text.endswith("\n") or not text else 1),
         parse_error=parse_error,
-        symbols=symbols,
+        symbols=tuple(
+            [
+                (s.name, s.kind, s.parent, s.start_line, s.end_line, s.signature, s.doc)
+                for s in symbols
+            ]
+        ),
         references=refs,
         import_specs=specs,
-        chunks=chunks,
+        chunks=tuple(
+            [
+                (
+                    c.start_line,
+                    c.end_line,
+                    c.symbol,
+                    c.kind,
+                    c.text,
+                    c.tokens,
+                    c.content_hash,
+                    c.symbols,
+                    c.parts,
+                )
+                for c in chunks
+            ]
+        ),
     )
 
 

@@ -15,12 +15,15 @@ __all__ = [
     "Chunk",
     "ChunkData",
     "ChunkHit",
+    "ChunkRow",
     "EdgeKind",
     "FileData",
     "FileRecord",
     "ImportRecord",
     "Reference",
+    "ReferenceRow",
     "Symbol",
+    "SymbolRow",
 ]
 
 EdgeKind = Literal["ref", "import", "cochange"]
@@ -123,9 +126,23 @@ class ChunkData:
     parts: str
 
 
+#: ``(name, kind, parent, start_line, end_line, signature, doc)``, as ``Symbol`` minus path
+SymbolRow = tuple[str, str, str | None, int, int, str, str | None]
+#: ``(name, kind, line)``, as ``Reference`` minus path
+ReferenceRow = tuple[str, str, int]
+#: ``ChunkData``'s fields in order
+ChunkRow = tuple[int, int, str | None, str, str, int, str, str, str]
+
+
 @dataclass(frozen=True, slots=True)
 class FileData:
-    """Everything the indexer writes for one file, produced by a parse worker."""
+    """Everything the indexer writes for one file, produced by a parse worker.
+
+    The bulky parts are plain tuples (rows in the tables' column order), not
+    record objects: a file's data crosses from the pool worker to the writer by
+    pickle, and a frozen dataclass costs ~10x a tuple to unpickle (on the stdlib,
+    several seconds of the writer's time for ~600k references).
+    """
 
     path: str
     language: str
@@ -135,8 +152,8 @@ class FileData:
     tokens: int
     lines: int
     parse_error: str | None
-    symbols: tuple[Symbol, ...] = ()
-    references: tuple[Reference, ...] = ()
+    symbols: tuple[SymbolRow, ...] = ()
+    references: tuple[ReferenceRow, ...] = ()
     #: raw import specs with their line: resolution needs the whole file list
     import_specs: tuple[tuple[str, int], ...] = ()
-    chunks: tuple[ChunkData, ...] = field(default=())
+    chunks: tuple[ChunkRow, ...] = field(default=())

@@ -422,26 +422,28 @@ def _insert_file(conn: sqlite3.Connection, data: FileData, imports: Sequence[Imp
     conn.executemany(
         "INSERT INTO symbols(file_id, name, kind, parent, start_line, end_line, signature, doc) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-        [
-            (fid, s.name, s.kind, s.parent, s.start_line, s.end_line, s.signature, s.doc)
-            for s in data.symbols
-        ],
+        [(fid, *s) for s in data.symbols],
     )
     conn.executemany(
         "INSERT INTO refs(file_id, name, kind, line) VALUES (?, ?, ?, ?)",
-        [(fid, r.name, r.kind, r.line) for r in data.references],
+        [(fid, *r) for r in data.references],
     )
     conn.executemany(
         "INSERT INTO imports(file_id, spec, line, resolved) VALUES (?, ?, ?, ?)",
         [(fid, i.spec, i.line, i.resolved) for i in imports],
     )
-    for c in data.chunks:
-        cur = conn.execute(
-            "INSERT INTO chunks(file_id, start_line, end_line, symbol, kind, text, tokens, "
-            "content_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (fid, c.start_line, c.end_line, c.symbol, c.kind, c.text, c.tokens, c.content_hash),
-        )
-        conn.execute(
-            "INSERT INTO chunks_fts(rowid, path, symbols, body, parts) VALUES (?, ?, ?, ?, ?)",
-            (cur.lastrowid, data.path, c.symbols, c.text, c.parts),
-        )
+    if not data.chunks:
+        return
+    # the ids SQLite would pick one insert at a time (largest + 1), given up front so
+    # both tables take the batch in one executemany each
+    first = int(conn.execute("SELECT COALESCE(MAX(id), 0) FROM chunks").fetchone()[0]) + 1
+    ids = range(first, first + len(data.chunks))
+    conn.executemany(
+        "INSERT INTO chunks(id, file_id, start_line, end_line, symbol, kind, text, tokens, "
+        "content_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [(cid, fid, *c[:7]) for cid, c in zip(ids, data.chunks, strict=True)],
+    )
+    conn.executemany(
+        "INSERT INTO chunks_fts(rowid, path, symbols, body, parts) VALUES (?, ?, ?, ?, ?)",
+        [(cid, data.path, c[7], c[4], c[8]) for cid, c in zip(ids, data.chunks, strict=True)],
+    )

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .records import Reference, Symbol
+from .records import ReferenceRow, Symbol
 
 __all__ = ["Extracted", "extract"]
 
@@ -51,7 +51,8 @@ _WRAPPERS = frozenset(
 @dataclass(frozen=True, slots=True)
 class Extracted:
     symbols: tuple[Symbol, ...]
-    references: tuple[Reference, ...]
+    #: ``(name, kind, line)``, sorted by line, name, kind
+    references: tuple[ReferenceRow, ...]
     #: one dict per import match: capture name -> node texts
     imports: tuple[tuple[int, dict[str, str]], ...]
 
@@ -72,16 +73,27 @@ def _text(node: Any) -> str:
     return raw.decode("utf-8", "replace")
 
 
-def extract(root: Any, query: Any, path: str, language: str) -> Extracted:
-    """Symbols, references and import captures of one parsed file."""
+def extract(
+    root: Any, query: Any, path: str, language: str, refs_query: Any | None = None
+) -> Extracted:
+    """Symbols, references and import captures of one parsed file.
+
+    With ``refs_query`` (see ``languages.load_queries``), ``query`` holds the other
+    patterns and references are read from ``refs_query``'s captures.
+    """
     from tree_sitter import QueryCursor
 
     defs: dict[tuple[int, int, str], _Def] = {}
     def_name_nodes: set[tuple[int, int]] = set()
-    refs: set[tuple[str, str, int]] = set()
+    refs: set[tuple[int, str, str]] = set()  # (line, name, kind): sorts as stored
     imports: list[tuple[int, dict[str, str]]] = []
     ref_nodes: list[tuple[Any, str]] = []
     mains: dict[int, str | None] = {}
+    if refs_query is not None:
+        for cap_name, nodes in QueryCursor(refs_query).captures(root).items():
+            if cap_name.startswith("reference."):
+                kind = cap_name[10:]
+                ref_nodes.extend([(node, kind) for node in nodes])
     for pattern, caps in QueryCursor(query).matches(root):
         if pattern in mains:
             main = mains[pattern]
@@ -90,7 +102,7 @@ def extract(root: Any, query: Any, path: str, language: str) -> Extracted:
             mains[pattern] = main
         if main is None or main not in caps:
             continue
-        if main.startswith("reference."):
+        if main[0] == "r" and main.startswith("reference."):
             ref_nodes.append((caps[main][0], main[10:]))
             continue
         if main.startswith("import."):
@@ -123,11 +135,12 @@ def extract(root: Any, query: Any, path: str, language: str) -> Extracted:
                 )
             def_name_nodes.add((name_node.start_byte, name_node.end_byte))
     for node, kind in ref_nodes:
-        if (node.start_byte, node.end_byte) in def_name_nodes:
+        if def_name_nodes and (node.start_byte, node.end_byte) in def_name_nodes:
             continue
-        name = _text(node).strip()
+        raw: bytes = node.text
+        name = raw.decode("utf-8", "replace").strip()
         if len(name) > 1:
-            refs.add((name, kind, node.start_point[0] + 1))
+            refs.add((node.start_point[0] + 1, name, kind))
     symbols = _resolve_parents(sorted(defs.values(), key=lambda d: (d.start, -d.end, d.name)))
     out_syms = tuple(
         Symbol(
@@ -142,7 +155,7 @@ def extract(root: Any, query: Any, path: str, language: str) -> Extracted:
         )
         for d, kind, parent in symbols
     )
-    out_refs = tuple(Reference(n, k, path, line) for n, k, line in sorted(refs, key=_ref_key))
+    out_refs = tuple([(n, k, line) for line, n, k in sorted(refs)])
     imports.sort(key=lambda item: (item[0], sorted(item[1].items())))
     return Extracted(out_syms, out_refs, tuple(imports))
 
@@ -153,10 +166,6 @@ def _end_line(node: Any) -> int:
     if col == 0 and row > node.start_point[0]:
         return int(row)
     return int(row) + 1
-
-
-def _ref_key(r: tuple[str, str, int]) -> tuple[int, str, str]:
-    return (r[2], r[0], r[1])
 
 
 def _resolve_parents(ordered: list[_Def]) -> list[tuple[_Def, str, str | None]]:
