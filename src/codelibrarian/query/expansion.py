@@ -184,22 +184,8 @@ class GraphExpansionStage(MiddleStage):
             ch = self._head(path, context)
             if ch is None:
                 continue
-            out.append(
-                Candidate(
-                    ch.chunk_id,
-                    ch.path,
-                    ch.start_line,
-                    ch.end_line,
-                    ch.symbol,
-                    ch.kind,
-                    ch.tokens,
-                    f"graph:{kind}",
-                    score=0,
-                    graph_rank=graph_rank(path),
-                    hops=hop,
-                    via=via,
-                )
-            )
+            found = Candidate.of_chunk(ch, f"graph:{kind}")
+            out.append(replace(found, graph_rank=graph_rank(path), hops=hop, via=via))
             added += 1
         by_kind: dict[str, int] = defaultdict(int)
         for _hop, _via, kind in reached.values():

@@ -14,7 +14,7 @@ backbone here because it needs nothing optional, and vectors join when the
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ..errors import NotFound
 from .base import StageSchemas, Stopwatch
@@ -111,19 +111,7 @@ class RetrievalStage(StageSchemas):
             lists["bm25"] = [h.chunk_id for h in hits]
             for h in hits:
                 bm25_scores[h.chunk_id] = h.score
-                meta.setdefault(
-                    h.chunk_id,
-                    Candidate(
-                        h.chunk_id,
-                        h.path,
-                        h.start_line,
-                        h.end_line,
-                        h.symbol,
-                        h.kind,
-                        h.tokens,
-                        "bm25",
-                    ),
-                )
+                meta.setdefault(h.chunk_id, Candidate.of_chunk(h, "bm25"))
             evidence.append(
                 StageEvidence.of(
                     "retrieval", f"BM25 returned {len(hits)} chunks", hits=len(hits), pool=pool
@@ -144,16 +132,7 @@ class RetrievalStage(StageSchemas):
                     except NotFound:
                         missing += 1  # the vector outlived its chunk (index changed)
                         continue
-                    meta[cid] = Candidate(
-                        cid,
-                        ch.path,
-                        ch.start_line,
-                        ch.end_line,
-                        ch.symbol,
-                        ch.kind,
-                        ch.tokens,
-                        "dense",
-                    )
+                    meta[cid] = Candidate.of_chunk(ch, "dense")
                 ids.append(cid)
                 dense_scores[cid] = sim
             lists["dense"] = ids
@@ -173,20 +152,13 @@ class RetrievalStage(StageSchemas):
         candidates: list[Candidate] = []
         weight = DENSE_WEIGHT_PERMILLE if self.dense_weight is None else self.dense_weight
         for cid, fused, _best in rrf_fuse(lists, {"bm25": 1000, "dense": weight}):
-            base = meta[cid]
             in_bm25 = cid in bm25_scores
             in_dense = cid in dense_scores
             origin = "bm25+dense" if in_bm25 and in_dense else ("bm25" if in_bm25 else "dense")
             candidates.append(
-                Candidate(
-                    cid,
-                    base.path,
-                    base.start_line,
-                    base.end_line,
-                    base.symbol,
-                    base.kind,
-                    base.tokens,
-                    origin,
+                replace(
+                    meta[cid],
+                    origin=origin,
                     score=fused,
                     bm25=bm25_scores.get(cid, 0),
                     dense=dense_scores.get(cid, 0),

@@ -153,6 +153,20 @@ class Candidate:
     via: str | None = None
     signals: tuple[tuple[str, int], ...] = ()
 
+    @classmethod
+    def of_chunk(cls, chunk: Chunk | ChunkHit, origin: str) -> Candidate:
+        """``chunk`` as a candidate that entered by ``origin``, with no scores yet."""
+        return cls(
+            chunk.chunk_id,
+            chunk.path,
+            chunk.start_line,
+            chunk.end_line,
+            chunk.symbol,
+            chunk.kind,
+            chunk.tokens,
+            origin,
+        )
+
     def signal(self, name: str) -> int:
         for key, value in self.signals:
             if key == name:
