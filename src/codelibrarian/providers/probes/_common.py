@@ -172,6 +172,31 @@ def unreachable(
     return None
 
 
+def model_list(outcome: HttpOutcome, key: str, *name_keys: str) -> tuple[str, ...] | None:
+    """The sorted, distinct names in the ``key`` list of an answered GET.
+
+    An entry's name is its first non-empty string among ``name_keys``. None when
+    the GET failed or the answer is not such a list (an entry without a name included).
+    """
+    data = outcome.data
+    if outcome.kind != "ok" or not isinstance(data, Mapping):
+        return None
+    entries = data.get(key)
+    if not isinstance(entries, list):
+        return None
+    names: set[str] = set()
+    for entry in entries:
+        name: str | None = None
+        for name_key in name_keys:
+            name = str_field(entry, name_key)
+            if name:
+                break
+        if name is None:
+            return None
+        names.add(name)
+    return tuple(sorted(names))
+
+
 def str_field(data: object, key: str) -> str | None:
     if isinstance(data, Mapping):
         value = data.get(key)

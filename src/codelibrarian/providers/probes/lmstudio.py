@@ -54,7 +54,7 @@ class LmStudioProbe:
         )
         if failed is not None:
             return failed
-        models = _model_ids(listing.data) if listing.kind == "ok" else None
+        models = _common.model_list(listing, "data", "id")
         if models is None:
             return ProbeResult(
                 False,
@@ -79,18 +79,6 @@ class LmStudioProbe:
         from ..clients.http import LmStudioClient
 
         return LmStudioClient(model=model, options=options)
-
-
-def _model_ids(data: object) -> tuple[str, ...] | None:
-    if not isinstance(data, Mapping) or not isinstance(data.get("data"), list):
-        return None
-    ids: set[str] = set()
-    for entry in data["data"]:
-        model_id = _common.str_field(entry, "id")
-        if model_id is None:
-            return None
-        ids.add(model_id)
-    return tuple(sorted(ids))
 
 
 probe = LmStudioProbe()

@@ -124,7 +124,7 @@ class OllamaProbe:
                 metadata=meta,
             )
         tags = _common.get_json(base, "/api/tags", ctx)
-        models = _model_names(tags.data) if tags.kind == "ok" else None
+        models = _common.model_list(tags, "models", "name", "model")
         if models is None:
             # The server runs but its model list is unreadable: usable, models unknown.
             return ProbeResult(
@@ -153,18 +153,6 @@ class OllamaProbe:
         from ..clients.http import OllamaClient
 
         return OllamaClient(model=model, options=options)
-
-
-def _model_names(data: object) -> tuple[str, ...] | None:
-    if not isinstance(data, Mapping) or not isinstance(data.get("models"), list):
-        return None
-    names: set[str] = set()
-    for entry in data["models"]:
-        name = _common.str_field(entry, "name") or _common.str_field(entry, "model")
-        if name is None:
-            return None
-        names.add(name)
-    return tuple(sorted(names))
 
 
 probe = OllamaProbe()
