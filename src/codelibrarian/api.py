@@ -425,6 +425,7 @@ class Librarian:
         return self._is_git
 
     def _workspace_signature(self) -> tuple[Any, ...] | None:
+        """HEAD, the paths ``git status`` lists and their size and mtime (one git call)."""
         if not self._git():
             return None
         try:
@@ -434,7 +435,8 @@ class Librarian:
                     "-C",
                     str(self.root),
                     "status",
-                    "--porcelain=v1",
+                    "--porcelain=v2",
+                    "--branch",
                     "-z",
                     "--untracked-files=all",
                     "--no-renames",
@@ -445,23 +447,36 @@ class Librarian:
             ).stdout
         except (OSError, subprocess.SubprocessError):
             return None
+        head: str | None = None
         entries: list[tuple[str, int, int]] = []
         tracked_clean = True
         for item in out.split(b"\0"):
-            if len(item) < 4:
+            text = item.decode("utf-8", "surrogateescape")
+            if text.startswith("# branch.oid "):
+                oid = text.split(" ", 2)[2].strip()
+                head = oid if oid != "(initial)" else None
                 continue
-            if not item.startswith(b"??"):
+            if text.startswith("1 "):
+                rel = text.split(" ", 8)[8]
+            elif text.startswith("u "):
+                rel = text.split(" ", 10)[10]
+            elif text.startswith("2 "):
+                rel = text.split(" ", 9)[9]
+            elif text.startswith("? "):
+                rel = text[2:]
+            else:
+                continue
+            if not text.startswith("? "):
                 tracked_clean = False
-            rel = item[3:].decode("utf-8", "surrogateescape")
             try:
                 st = (self.root / rel).stat()
                 entries.append((rel, st.st_size, st.st_mtime_ns))
             except OSError:
                 entries.append((rel, -1, -1))
-        self._head = head_commit(self.root)
+        self._head = head
         # nothing staged or modified: the working diff against HEAD is empty
         self._tracked_clean = tracked_clean
-        return (self._head, tuple(sorted(entries)))
+        return (head, tuple(sorted(entries)))
 
     def _changes(self, trigger: Trigger) -> tuple[FileDiff, ...]:
         change = trigger.change

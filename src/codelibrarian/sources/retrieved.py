@@ -211,7 +211,8 @@ class RetrievedSource:
             found = ranked.get(path)
             hit = self._distinct(found.hits)[0] if found and found.hits else None
             rows = ctx.lines(path)
-            a, b = (hit.start_line, hit.end_line) if hit else (1, len(rows))
+            # no matching chunk: the start of the file (a bounded slice, then cut to cap)
+            a, b = (hit.start_line, hit.end_line) if hit else (1, min(len(rows), cap * 2))
             body = fit_prefix(ctx.tokenizer, _lines(rows, a, b), cap)
             if not body.strip():
                 continue
