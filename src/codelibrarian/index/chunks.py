@@ -16,9 +16,11 @@ same way into ``text`` chunks.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from ..tokens import Tokenizer, fit_prefix
+from ..tokens import BpeTokenizer, Tokenizer, fit_prefix
+from ..tokens import _clean as _clean_for_rust
+from ..tokens import _encoder as _rust_encoder
 from ..workspace.files import content_hash
 from .records import ChunkData, Symbol
 from .tokenize import parts_text
@@ -106,6 +108,7 @@ class _Chunker:
         self.path = path
         self.tokenizer = tokenizer
         self.max_tokens = max_tokens
+        self.within = _bounded_counter(tokenizer)
         self.out: list[ChunkData] = []
 
     def emit(self, s: Symbol, start: int, owner: str | None) -> None:
@@ -150,8 +153,8 @@ class _Chunker:
         body = text if text is not None else "".join(self.lines[start - 1 : end])
         if not body.strip():
             return
-        tokens = self.tokenizer.count(body)
-        if tokens <= self.max_tokens:
+        tokens = self.within(body, self.max_tokens)
+        if tokens is not None:
             self.out.append(
                 self._make(
                     start, end, symbol=symbol, kind=kind, body=body, tokens=tokens, names=names
@@ -183,6 +186,7 @@ class _Chunker:
         """
         out: list[tuple[int, int, str, int]] = []
         count = self.tokenizer.count
+        within = self.within
         limit = self.max_tokens
         i = start
         while i <= end:
@@ -192,19 +196,21 @@ class _Chunker:
                 hi += 1
             hi -= 1
             body = "".join(lines[i - 1 : hi])
-            tokens = count(body)
+            tokens = within(body, limit)
             stop = hi
-            if tokens > limit and hi > i:
+            if tokens is None and hi > i:
                 lo_s, hi_s, stop = i + 1, hi - 1, i
                 while lo_s <= hi_s:
                     mid = (lo_s + hi_s) // 2
-                    if count("".join(lines[i - 1 : mid])) <= limit:
-                        stop, lo_s = mid, mid + 1
+                    got = within("".join(lines[i - 1 : mid]), limit)
+                    if got is not None:
+                        stop, lo_s, tokens = mid, mid + 1, got
                     else:
                         hi_s = mid - 1
                 body = "".join(lines[i - 1 : stop])
-                tokens = count(body)
-            if tokens > limit:  # one line over the cap (minified code, long text)
+                if stop == i:
+                    tokens = within(body, limit)
+            if tokens is None:  # one line over the cap (minified code, long text)
                 out.extend((i, i, part, count(part)) for part in self._cut_line(body))
             elif body.strip():
                 out.append((i, stop, body, tokens))
@@ -253,6 +259,31 @@ class _Chunker:
             symbols=names,
             parts=parts_text(self.path, names, body),
         )
+
+
+def _bounded_counter(tokenizer: Tokenizer) -> Callable[[str, int], int | None]:
+    """``f(text, limit)``: the exact count of ``text`` if it is at most ``limit``, else None.
+
+    For bpe-openai encodings the Rust backend stops counting once past the limit,
+    so testing a long text against the cap costs about the cap, not the text
+    (chunks over the cap and the window search below are most of the counting).
+    """
+    if isinstance(tokenizer, BpeTokenizer):
+        encoder = _rust_encoder(tokenizer.name)
+
+        def bounded(text: str, limit: int) -> int | None:
+            if not text:
+                return 0
+            got: int | None = encoder.count_till_limit(_clean_for_rust(text), limit)
+            return got
+
+        return bounded
+
+    def counted(text: str, limit: int) -> int | None:
+        n = tokenizer.count(text)
+        return n if n <= limit else None
+
+    return counted
 
 
 _LEADS = ("#", "//", "/*", "*", "@", "--")

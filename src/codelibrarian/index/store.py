@@ -119,6 +119,13 @@ class SqliteStore:
             if not readonly:
                 conn.execute("PRAGMA journal_mode = WAL")
                 conn.execute("PRAGMA synchronous = NORMAL")
+                # bulk writes: a 32 MiB page cache (FTS5 merges revisit pages), temp
+                # b-trees in memory, and a checkpoint (with its fsyncs) every ~32 MiB of
+                # WAL instead of every 4 MiB; commits per batch are unchanged
+                conn.execute("PRAGMA cache_size = -32768")
+                conn.execute("PRAGMA temp_store = MEMORY")
+                conn.execute("PRAGMA wal_autocheckpoint = 8192")
+                conn.execute("PRAGMA journal_size_limit = 67108864")
             conn.execute("PRAGMA foreign_keys = ON")
         except sqlite3.DatabaseError as exc:
             raise IndexCorrupt(

@@ -37,14 +37,24 @@ def identifiers(text: str) -> list[str]:
     return list(dict.fromkeys(_IDENT.findall(text)))
 
 
+#: ``ident -> parts`` for ``parts_text`` (a plain dict: called for every identifier
+#: of every chunk, where an ``lru_cache`` wrapper's bookkeeping costs more than the split)
+_PARTS_MEMO: dict[str, tuple[str, ...]] = {}
+_MEMO_MAX = 262_144
+
+
 def parts_text(*texts: str) -> str:
     """The FTS ``parts`` column: the parts of every compound identifier, sorted, unique."""
-    idents: set[str] = set()
-    for text in texts:
-        idents.update(_IDENT.findall(text))
+    # no identifier spans a newline, so one scan of the joined texts finds the same set
+    idents = set(_IDENT.findall(texts[0] if len(texts) == 1 else "\n".join(texts)))
+    memo = _PARTS_MEMO
     seen: set[str] = set()
     for ident in idents:
-        parts = _parts(ident)
+        parts = memo.get(ident)
+        if parts is None:
+            parts = _parts.__wrapped__(ident)
+            if len(memo) < _MEMO_MAX:
+                memo[ident] = parts
         if parts:
             seen.update(parts)
     return " ".join(sorted(seen))
