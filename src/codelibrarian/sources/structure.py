@@ -7,11 +7,12 @@ the definitions of the symbols they name.
   by up to four of its definition lines, verbatim, prefixed with ``│`` (symbols
   whose name shares a keyword first, then classes before functions, then by
   line; shown in line order); a file with fewer than two definitions shows two
-  lines of its best-matching chunk instead (12+ characters, not comments, most
-  keywords first). The map is cut at ``clamp(budget * 35 / 100, 300,
-  3000)`` tokens. relevance 750, specificity 500, risk 300, recency 0. Its
-  ``edges`` (file -> file it references among the listed files) let the
-  composer collapse it to a summary when it must shrink.
+  lines of its best-matching chunk instead, or of its first 40 lines when
+  nothing in it matched (12+ characters, not comments, most keywords first).
+  The map is cut at ``clamp(budget * 35 / 100, 300, 3000)`` tokens.
+  relevance 750, specificity 500, risk 300, recency 0. Its ``edges`` (file ->
+  file it imports, among the listed files) let the composer collapse it to a
+  summary when it must shrink.
 - ``symbol_context``: definitions (source lines) of identifiers the task names
   (relevance 850) and of identifiers on the change's lines that are defined
   in another file (relevance 700), at most ten, each cut to
@@ -25,7 +26,7 @@ import functools
 import posixpath
 
 from ..composer.types import Candidate
-from ..index.records import ChunkHit, Symbol
+from ..index.records import Symbol
 from ..tokens import fit_prefix
 from ..trigger import split_identifier
 from .base import SourceContext, clamp
@@ -65,14 +66,14 @@ def _pick(symbols: list[Symbol], keywords: frozenset[str]) -> list[Symbol]:
 _COMMENT = ("#", "//", "/*", "*", "--", "<!--")
 
 
-def _telling_lines(rows: list[str], hit: ChunkHit, keywords: frozenset[str]) -> list[str]:
+def _telling_lines(rows: list[str], start: int, end: int, keywords: frozenset[str]) -> list[str]:
     """Two verbatim lines of a file's best-matching chunk, for files with no definitions.
 
     Lines of 12+ characters that are not comments, those naming the most keywords
     first, shown in file order.
     """
     scored: list[tuple[int, int, str]] = []
-    for number in range(max(1, hit.start_line), min(len(rows), hit.end_line) + 1):
+    for number in range(max(1, start), min(len(rows), end) + 1):
         raw = rows[number - 1].rstrip()
         text = raw.strip()
         if len(text) < 12 or text.startswith(_COMMENT):
@@ -124,8 +125,15 @@ class StructureSource:
                     raw = rows[sym.start_line - 1].rstrip()
                     if raw.strip():
                         lines.append("│" + raw)
-            if len(lines) < 3 and rank.hits:
-                for raw in _telling_lines(rows, rank.hits[0], keywords):
+            if len(lines) < 3 and rows:
+                # no (or one) definition: two telling lines of the best-matching chunk,
+                # or of the file's first 40 lines when nothing in it matched
+                start, end = (
+                    (rank.hits[0].start_line, rank.hits[0].end_line)
+                    if rank.hits
+                    else (1, min(len(rows), 40))
+                )
+                for raw in _telling_lines(rows, start, end, keywords):
                     if "│" + raw not in lines:
                         lines.append("│" + raw)
             block = "\n".join(lines)
