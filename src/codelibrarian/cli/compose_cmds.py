@@ -16,13 +16,15 @@ from __future__ import annotations
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
-from ..api import FORMATS, ComposeResult, Librarian
 from ..errors import LibrarianError, UsageError
 from ._common import JSON_OPTION, REPO_OPTION, err_console, fail, print_json, progress, resolve_repo
+
+if TYPE_CHECKING:  # the facade pulls in the index and composer: import it on use
+    from ..api import ComposeResult, Librarian
 
 violations_app = typer.Typer(help="Record and list violations (the policy lane brings them back).")
 vitals_app = typer.Typer(help="Workspace vitals: pressure, pulse, oxygen.")
@@ -38,6 +40,8 @@ def register(app: typer.Typer) -> None:
 
 
 def _open(repo: Path) -> Librarian:
+    from ..api import Librarian
+
     return Librarian(resolve_repo(repo))
 
 
@@ -91,6 +95,8 @@ def compose_cmd(  # noqa: PLR0917 - typer maps each option to a parameter
     try:
         if base is not None and diff is not None:
             raise UsageError("--base and --diff exclude each other", hint="Give one of them.")
+        from ..api import FORMATS
+
         if fmt is not None and fmt not in FORMATS:
             raise UsageError(f"unknown format {fmt!r}", hint=f"Use one of: {', '.join(FORMATS)}.")
         diff_text = None

@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
-from ..api import Librarian
 from ..errors import LibrarianError
 from ._common import JSON_OPTION, REPO_OPTION, fail, out_console, print_json, resolve_repo
+
+if TYPE_CHECKING:  # the facade pulls in the index and composer: import it on use
+    from ..api import Librarian
 
 runs_app = typer.Typer(help="Runs: their packs, handoffs and journal.", no_args_is_help=True)
 
@@ -31,6 +34,8 @@ def register(app: typer.Typer) -> None:
 
 
 def _open(repo: Path) -> Librarian:
+    from ..api import Librarian
+
     return Librarian(resolve_repo(repo))
 
 
