@@ -276,3 +276,14 @@ def test_fit_prefix_with_scaled_tokenizer() -> None:
     text = "".join(f"row {i}\n" for i in range(100))
     prefix = fit_prefix(tok, text, 40)
     assert tok.count(prefix) <= 40 < tok.count(text[: text.index("\n", len(prefix)) + 1])
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_count_till_limit_is_exact_up_to_the_limit(encoding: str) -> None:
+    tok = BpeTokenizer(encoding)
+    text = "".join(t for _, t in _corpus()[:3])
+    n = tok.count(text)
+    assert tok.count_till_limit(text, n) == n
+    assert tok.count_till_limit(text, n + 10) == n
+    assert tok.count_till_limit(text, n - 1) is None
+    assert tok.count_till_limit("", 0) == 0

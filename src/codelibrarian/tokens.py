@@ -235,6 +235,17 @@ class BpeTokenizer:
         result: str = _encoder(self._encoding).decode(tokens)
         return result
 
+    def count_till_limit(self, text: str, limit: int) -> int | None:
+        """The exact count of ``text`` if it is at most ``limit`` tokens, else None.
+
+        The backend stops once past the limit, so testing a long text against a cap
+        costs about the cap, not the text. Not cached (the answer depends on limit).
+        """
+        if not text:
+            return 0
+        got: int | None = _encoder(self._encoding).count_till_limit(_clean(text), limit)
+        return got
+
     def count(self, text: str) -> int:
         if not text:
             return 0

@@ -19,8 +19,6 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from ..tokens import BpeTokenizer, Tokenizer, fit_prefix
-from ..tokens import _clean as _clean_for_rust
-from ..tokens import _encoder as _rust_encoder
 from ..workspace.files import content_hash
 from .records import ChunkData, Symbol
 from .tokenize import parts_text
@@ -269,15 +267,7 @@ def _bounded_counter(tokenizer: Tokenizer) -> Callable[[str, int], int | None]:
     (chunks over the cap and the window search below are most of the counting).
     """
     if isinstance(tokenizer, BpeTokenizer):
-        encoder = _rust_encoder(tokenizer.name)
-
-        def bounded(text: str, limit: int) -> int | None:
-            if not text:
-                return 0
-            got: int | None = encoder.count_till_limit(_clean_for_rust(text), limit)
-            return got
-
-        return bounded
+        return tokenizer.count_till_limit
 
     def counted(text: str, limit: int) -> int | None:
         n = tokenizer.count(text)
