@@ -56,7 +56,8 @@ def test(extra: list[str]) -> int:
     run(PY, "-m", "ruff", "format", "--check", "src", "tests", "scripts", "benchmarks")
     run(PY, "-m", "ruff", "check", "src", "tests", "scripts", "benchmarks")
     run(PY, "-m", "mypy")
-    code = run(PY, "-m", "pytest", *extra, check=False)
+    # two workers: the CI machine has two cores and many tests wait on subprocesses
+    code = run(PY, "-m", "pytest", "-n", "2", *extra, check=False)
     if code == 5:  # no tests collected is a failure of the suite, not success
         print("pytest collected no tests", file=sys.stderr)
         return 1
