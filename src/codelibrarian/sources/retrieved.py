@@ -132,7 +132,9 @@ class RetrievedSource:
         hits = self._distinct(rank.hits)[:3]
         for index, hit in enumerate(hits):
             body = _lines(rows, hit.start_line, hit.end_line)
-            if hit.tokens > cap * 9 // 10:  # the index's count says it may not fit: measure
+            # measure the lines we render, not the chunk: a class chunk's indexed text is
+            # its header and method signatures, far shorter than the class's line range
+            if ctx.tokenizer.count(body) > cap:
                 body = fit_prefix(ctx.tokenizer, body, cap)
             if not body.strip():
                 continue
