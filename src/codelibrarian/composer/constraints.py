@@ -12,6 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import compress, repeat
+from operator import contains
 from typing import Literal
 
 import pathspec
@@ -182,29 +184,46 @@ class RuleSet:
     def resolve(self, candidates: Sequence[Candidate]) -> list[int]:
         """For each candidate, the index of its first matching rule (``len(rules)`` if none).
 
-        Equivalent to calling :meth:`first` on each, but rule by rule over the whole
-        list, which keeps the per-candidate work in comprehensions. Candidate ids
-        must be unique (selection de-duplicates first).
+        Equivalent to calling :meth:`first` on each.
         """
-        none = len(self.rules)
-        if not none:
-            return [none] * len(candidates)
-        kinds, lanes = self._kinds, self._lanes
-        best = [kinds.get(c.kind, none) for c in candidates] if kinds else [none] * len(candidates)
-        if lanes:
-            best = [
-                hit if (hit := lanes.get(c.lane, none)) < b else b
-                for b, c in zip(best, candidates, strict=True)
-            ]
-        if self._ids:
-            position = {c.id: i for i, c in enumerate(candidates)}
-            for ident, index in self._ids.items():
-                i = position.get(ident)
-                if i is not None and index < best[i]:
-                    best[i] = index
+        best = [len(self.rules)] * len(candidates)
+        hits = self.matches(
+            [c.id for c in candidates],
+            [c.kind for c in candidates],
+            [c.lane for c in candidates],
+            [c.path for c in candidates],
+        )
+        for position, index in hits.items():
+            best[position] = index
+        return best
+
+    def matches(
+        self,
+        ids: Sequence[str],
+        kinds: Sequence[str],
+        lanes: Sequence[str],
+        paths: Sequence[str],
+    ) -> dict[int, int]:
+        """Position -> index of the first matching rule, for the candidates that match.
+
+        Candidates come as columns (one sequence per field). Each table is tested
+        over a whole column with ``map``/``compress``, so the per-candidate work
+        runs in C and only the (few) matches reach Python: selection calls this
+        on 10k+ candidates.
+        """
+        best: dict[int, int] = {}
+        positions = range(len(ids))
+        for table, column in ((self._ids, ids), (self._kinds, kinds), (self._lanes, lanes)):
+            if table:
+                for i in compress(positions, map(table.__contains__, column)):
+                    index = table[column[i]]
+                    if index < best.get(i, index + 1):
+                        best[i] = index
         for index, test, literal in self._patterns:
-            for i in [i for i, c in enumerate(candidates) if literal in c.path and c.path]:
-                if index < best[i] and test(candidates[i].path):
+            # an empty path never matches; the literal prefilter skips most paths in C
+            maybe = map(contains, paths, repeat(literal)) if literal else map(bool, paths)
+            for i in compress(positions, maybe):
+                if index < best.get(i, index + 1) and paths[i] and test(paths[i]):
                     best[i] = index
         return best
 

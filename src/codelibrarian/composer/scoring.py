@@ -14,23 +14,18 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from .types import KIND_PRIORITY, Candidate
+from .types import KIND_PRIORITY, MAX_SCORE, WEIGHTS, Candidate
 
 __all__ = ["MAX_SCORE", "WEIGHTS", "rank_key", "score"]
 
-#: per-mille weights (the seed's 0.30 / 0.35 / 0.20 / 0.15)
-WEIGHTS: Mapping[str, int] = {"recency": 300, "relevance": 350, "specificity": 200, "risk": 150}
-MAX_SCORE = 1_000_000
-
 
 def score(candidate: Candidate) -> int:
-    """The candidate's composite score in millionths (0..1,000,000)."""
-    return (
-        WEIGHTS["recency"] * candidate.recency_bucket * 200
-        + WEIGHTS["relevance"] * candidate.relevance
-        + WEIGHTS["specificity"] * candidate.specificity
-        + WEIGHTS["risk"] * candidate.risk
-    )
+    """The candidate's composite score in millionths (0..1,000,000).
+
+    Computed once when the candidate is made (``Candidate.score``): candidates are
+    immutable, and selection ranks 10k+ of them per call.
+    """
+    return candidate.score
 
 
 def rank_key(

@@ -89,6 +89,15 @@ KINDS: tuple[str, ...] = (
 )
 KIND_PRIORITY: Mapping[str, int] = {kind: i for i, kind in enumerate(KINDS)}
 
+#: per-mille score weights (the seed's 0.30 / 0.35 / 0.20 / 0.15); see ``scoring``
+WEIGHTS: Mapping[str, int] = {"recency": 300, "relevance": 350, "specificity": 200, "risk": 150}
+MAX_SCORE = 1_000_000
+#: packed sort key: ``(MAX_SCORE - score) * RANK_SCORE_UNIT + lane rank * RANK_LANE_UNIT
+#: + kind priority``; below 2**30, so CPython compares it with its one-digit int fast path
+RANK_LANE_UNIT = 16
+RANK_SCORE_UNIT = 8 * RANK_LANE_UNIT
+assert len(KINDS) <= RANK_LANE_UNIT and len(LANES) <= 8
+
 #: the seed's per-kind shrink strategy
 SHRINK_STRATEGIES: Mapping[str, ShrinkStrategy] = {
     "constraint": "never",
@@ -208,6 +217,11 @@ class Candidate:
     hunks: tuple[DiffHunk, ...] = field(default=(), repr=False)
     entries: tuple[HistoryEntry, ...] = field(default=(), repr=False)
     edges: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    #: the composite score (see ``scoring``), computed once from the fields above
+    score: int = field(init=False, repr=False, compare=False)
+    #: score, lane (in the default lane order) and kind packed into one integer:
+    #: the rank key under the default budget (see ``selection``)
+    rank_base: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not self.id:
@@ -238,6 +252,19 @@ class Candidate:
                     hint="Pass the file's content hash so cache keys change when content does.",
                 )
             object.__setattr__(self, "content_hash", text_hash(self.content))
+        score = (
+            WEIGHTS["recency"] * 200 * self.recency_bucket
+            + WEIGHTS["relevance"] * self.relevance
+            + WEIGHTS["specificity"] * self.specificity
+            + WEIGHTS["risk"] * self.risk
+        )
+        object.__setattr__(self, "score", score)
+        rank_base = (
+            (MAX_SCORE - score) * RANK_SCORE_UNIT
+            + LANE_ORDER[self.lane] * RANK_LANE_UNIT
+            + KIND_PRIORITY[self.kind]
+        )
+        object.__setattr__(self, "rank_base", rank_base)
 
     def text(self) -> str:
         """The body text (calls the lazy loader; the composer calls it once per compose)."""
