@@ -5,7 +5,9 @@
 * cold: the stdlib's ``.py`` files (``sysconfig.get_paths()["stdlib"]``, without
   site-packages) are copied into a temp folder; ``ctags -L filelist -f out`` and
   ``librarian index --json`` (a fresh process, empty index) run on the same file
-  list, alternately, ``--runs`` times; medians reported.
+  list, alternately, ``--runs`` times; medians reported. Beside them, the floor:
+  ``parse_floor.py`` parses the same files with tree-sitter alone (and with our
+  tags queries), a process per core, keeping nothing.
 * peak memory: the largest sum of RSS over the indexing process and its pool
   workers, sampled every 20 ms from /proc.
 * incremental: in one warm process, edit one file and re-index, ``--edits`` times,
@@ -114,6 +116,9 @@ def main() -> None:
     print(f"stdlib: {len(rels)} .py files, {total_bytes / 1e6:.1f} MB, copied to {work}")
     print(f"cores: {os.cpu_count()}; load average before: {os.getloadavg()}")
 
+    floor_cmd = [PYTHON, str(REPO / "benchmarks" / "parse_floor.py"), str(work), "filelist"]
+    parse_times: list[float] = []
+    query_times: list[float] = []
     ctags_times, ours_times, ours_peaks, ctags_peaks = [], [], [], []
     ctags_cpu, ours_cpu = [], []
     stats: dict[str, object] = {}
@@ -126,14 +131,17 @@ def main() -> None:
         ctags_cpu.append(cpu)
         ctags_peaks.append(peak)
         shutil.rmtree(work / ".librarian", ignore_errors=True)
+        parse_times.append(run_measured(floor_cmd, work)[0])
+        query_times.append(run_measured([*floor_cmd, "--queries"], work)[0])
         wall, cpu, peak, out = run_measured(env_cmd, work)
         ours_times.append(wall)
         ours_cpu.append(cpu)
         ours_peaks.append(peak)
         stats = json.loads(out)
         print(
-            f"run {i + 1}: ctags {ctags_times[-1]:.2f}s, librarian {wall:.2f}s, "
-            f"peak {peak / 1024:.0f} MiB"
+            f"run {i + 1}: ctags {ctags_times[-1]:.2f}s, tree-sitter parse only "
+            f"{parse_times[-1]:.2f}s, parse + tags queries {query_times[-1]:.2f}s, "
+            f"librarian {wall:.2f}s, peak {peak / 1024:.0f} MiB"
         )
     tags = sum(
         1
@@ -144,6 +152,11 @@ def main() -> None:
     print(
         f"\ncold index, median of {args.runs}: ctags {ct:.2f}s ({tags} tags); librarian {ou:.2f}s "
         f"-> {ou / ct:.1f}x ctags"
+    )
+    pt, qt = statistics.median(parse_times), statistics.median(query_times)
+    print(
+        f"floor (same files, a process per core, nothing kept): tree-sitter parse only "
+        f"{pt:.2f}s -> {pt / ct:.1f}x ctags; parse + tags queries {qt:.2f}s -> {qt / ct:.1f}x"
     )
     cc, oc = statistics.median(ctags_cpu), statistics.median(ours_cpu)
     print(

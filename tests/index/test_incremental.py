@@ -11,7 +11,7 @@ import pytest
 from codelibrarian.config import Config, IndexConfig
 from codelibrarian.errors import IndexCorrupt, NotFound
 from codelibrarian.index.indexer import index_workspace, update_paths
-from codelibrarian.index.schema import SCHEMA_VERSION
+from codelibrarian.index.schema import MIGRATIONS, SCHEMA_VERSION
 from codelibrarian.index.store import SqliteStore, index_path, open_store
 from codelibrarian.tokens import get_tokenizer
 from tests.helpers import make_repo, write_files
@@ -180,3 +180,32 @@ def test_schema_is_versioned_and_a_newer_one_is_refused(tmp_path: Path) -> None:
 def test_reading_a_missing_index_says_what_to_do(tmp_path: Path) -> None:
     with pytest.raises(NotFound, match="librarian index"):
         open_store(tmp_path, readonly=True)
+
+
+def test_a_version_1_index_migrates_to_grouped_references(tmp_path: Path) -> None:
+    """Migration 2 folds one-row-per-use references into one row per file and name."""
+    db = tmp_path / "index.db"
+    conn = sqlite3.connect(db)
+    for stmt in MIGRATIONS[0][2]:
+        conn.execute(stmt)
+    conn.execute("CREATE TABLE migrations(version INTEGER PRIMARY KEY, name TEXT, applied_at INT)")
+    conn.execute("INSERT INTO migrations VALUES (1, 'initial', 0)")
+    conn.execute("INSERT INTO files VALUES (1, 'a.py', 'python', 'h', 1, 0, 1, 9, NULL)")
+    uses = [("run", "call", 7), ("run", "call", 3), ("run", "call", 7), ("x", "attribute", 5)]
+    conn.executemany("INSERT INTO refs VALUES (1, ?, ?, ?)", uses)
+    conn.commit()
+    conn.close()
+    with SqliteStore(db) as store:
+        assert store.counts()["refs"] == 4  # uses, not rows
+        assert [(r.name, r.kind, r.path, r.line) for r in store.references()] == [
+            ("run", "call", "a.py", 3),
+            ("x", "attribute", "a.py", 5),
+            ("run", "call", "a.py", 7),
+        ]
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT MAX(version) FROM migrations").fetchone()[0] == SCHEMA_VERSION
+    assert conn.execute("SELECT name, count, lines FROM refs ORDER BY name").fetchall() == [
+        ("run", 3, "3 7"),
+        ("x", 1, "5"),
+    ]
+    conn.close()

@@ -20,7 +20,7 @@ from ..workspace.files import content_hash
 from .chunks import build_chunks
 from .imports import specs_from_captures
 from .languages import language_for, load_queries
-from .records import FileData, ReferenceRow, Symbol
+from .records import FileData, ReferenceRow, Symbol, group_references
 from .symbols import extract
 
 __all__ = ["ERROR_SHARE_LIMIT", "parse_batch", "parse_source"]
@@ -95,7 +95,7 @@ def parse_source(
                 for s in symbols
             ]
         ),
-        references=refs,
+        references=group_references(refs),
         import_specs=specs,
         chunks=tuple(
             [

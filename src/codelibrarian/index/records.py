@@ -7,6 +7,7 @@ float ever decides an order.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -21,9 +22,12 @@ __all__ = [
     "FileRecord",
     "ImportRecord",
     "Reference",
+    "ReferenceGroup",
     "ReferenceRow",
     "Symbol",
     "SymbolRow",
+    "expand_lines",
+    "group_references",
 ]
 
 EdgeKind = Literal["ref", "import", "cochange"]
@@ -130,6 +134,10 @@ class ChunkData:
 SymbolRow = tuple[str, str, str | None, int, int, str, str | None]
 #: ``(name, kind, line)``, as ``Reference`` minus path
 ReferenceRow = tuple[str, str, int]
+#: ``(name, kind, count, lines)``: one file's ``count`` uses of a name on ``lines``
+#: (distinct, ascending, space-separated); a row per name instead of per use is a
+#: fifth of the rows to write
+ReferenceGroup = tuple[str, str, int, str]
 #: ``ChunkData``'s fields in order
 ChunkRow = tuple[int, int, str | None, str, str, int, str, str, str]
 
@@ -141,7 +149,8 @@ class FileData:
     The bulky parts are plain tuples (rows in the tables' column order), not
     record objects: a file's data crosses from the pool worker to the writer by
     pickle, and a frozen dataclass costs ~10x a tuple to unpickle (on the stdlib,
-    several seconds of the writer's time for ~600k references).
+    several seconds of the writer's time for ~600k references), and references
+    come grouped by name (:func:`group_references`).
     """
 
     path: str
@@ -153,7 +162,25 @@ class FileData:
     lines: int
     parse_error: str | None
     symbols: tuple[SymbolRow, ...] = ()
-    references: tuple[ReferenceRow, ...] = ()
+    references: tuple[ReferenceGroup, ...] = ()
     #: raw import specs with their line: resolution needs the whole file list
     import_specs: tuple[tuple[str, int], ...] = ()
     chunks: tuple[ChunkRow, ...] = field(default=())
+
+
+def group_references(rows: Iterable[ReferenceRow]) -> tuple[ReferenceGroup, ...]:
+    """One row per ``(name, kind)`` with the count and the lines, sorted (deterministic)."""
+    lines: dict[tuple[str, str], list[int]] = {}
+    for name, kind, line in rows:
+        lines.setdefault((name, kind), []).append(line)
+    return tuple(
+        [
+            (name, kind, len(found), " ".join(map(str, sorted(set(found)))))
+            for (name, kind), found in sorted(lines.items())
+        ]
+    )
+
+
+def expand_lines(lines: str) -> list[int]:
+    """The line numbers of a :data:`ReferenceGroup`."""
+    return [int(x) for x in lines.split()]

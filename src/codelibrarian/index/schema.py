@@ -85,7 +85,28 @@ _V1: tuple[str, ...] = (
 )
 
 #: (version, name, statements), applied in order
-MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = ((1, "initial", _V1),)
+#: references grouped per (file, name, kind): a fifth of the rows, clustered by file
+_V2: tuple[str, ...] = (
+    """CREATE TABLE refs_grouped(
+        file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+        name TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        count INTEGER NOT NULL,
+        lines TEXT NOT NULL,
+        PRIMARY KEY(file_id, name, kind)) WITHOUT ROWID""",
+    """INSERT INTO refs_grouped(file_id, name, kind, count, lines)
+        SELECT file_id, name, kind, COUNT(*), replace(group_concat(DISTINCT line), ',', ' ')
+        FROM (SELECT * FROM refs ORDER BY file_id, name, kind, line)
+        GROUP BY file_id, name, kind""",
+    "DROP TABLE refs",
+    "ALTER TABLE refs_grouped RENAME TO refs",
+    "CREATE INDEX refs_name ON refs(name)",
+)
+
+MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
+    (1, "initial", _V1),
+    (2, "grouped references", _V2),
+)
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
 

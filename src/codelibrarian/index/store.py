@@ -39,6 +39,7 @@ from .records import (
     ImportRecord,
     Reference,
     Symbol,
+    expand_lines,
 )
 from .schema import migrate
 from .tokenize import query_terms
@@ -210,11 +211,13 @@ class SqliteStore:
     def references(self, path: str | None = None, name: str | None = None) -> list[Reference]:
         where, args = _filters(path, name, "r.name")
         rows = self._conn.execute(
-            f"SELECT r.name, r.kind, f.path, r.line FROM refs r JOIN files f ON f.id = r.file_id "
-            f"{where} ORDER BY f.path, r.line, r.name, r.kind",
+            f"SELECT r.name, r.kind, f.path, r.lines FROM refs r JOIN files f ON f.id = r.file_id "
+            f"{where}",
             args,
         ).fetchall()
-        return [Reference(*r) for r in rows]
+        out = [Reference(n, k, p, line) for n, k, p, lines in rows for line in expand_lines(lines)]
+        out.sort(key=lambda r: (r.path, r.line, r.name, r.kind))
+        return out
 
     def imports(self, path: str | None = None) -> list[ImportRecord]:
         where, args = _filters(path, None, "")
@@ -294,7 +297,7 @@ class SqliteStore:
             "SELECT DISTINCT s.name, f.path FROM symbols s JOIN files f ON f.id = s.file_id"
         ).fetchall()
         refs = self._conn.execute(
-            "SELECT f.path, r.name, COUNT(*) FROM refs r JOIN files f ON f.id = r.file_id "
+            "SELECT f.path, r.name, SUM(r.count) FROM refs r JOIN files f ON f.id = r.file_id "
             "GROUP BY f.path, r.name"
         ).fetchall()
         result = graph.reference_edges(defs, refs)
@@ -322,6 +325,10 @@ class SqliteStore:
         out: dict[str, int] = {}
         for table in ("files", "symbols", "refs", "imports", "chunks", "chunks_fts", "cochange"):
             out[table] = int(self._conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
+        # a refs row groups one file's uses of a name: count the uses
+        out["refs"] = int(
+            self._conn.execute("SELECT COALESCE(SUM(count), 0) FROM refs").fetchone()[0]
+        )
         return out
 
     def reference_file_counts(self) -> dict[str, int]:
@@ -432,7 +439,7 @@ def _insert_file(conn: sqlite3.Connection, data: FileData, imports: Sequence[Imp
         [(fid, *s) for s in data.symbols],
     )
     conn.executemany(
-        "INSERT INTO refs(file_id, name, kind, line) VALUES (?, ?, ?, ?)",
+        "INSERT INTO refs(file_id, name, kind, count, lines) VALUES (?, ?, ?, ?, ?)",
         [(fid, *r) for r in data.references],
     )
     conn.executemany(
