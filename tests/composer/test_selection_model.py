@@ -89,7 +89,11 @@ def model_select(
             continue
         spec = budget.lanes[c.lane]
         if used[c.lane] + c.token_estimate > spec.max:
-            outcome[c.id] = (False, "lane_max_reached", f"{c.lane} lane at {used[c.lane]}/{spec.max}")
+            outcome[c.id] = (
+                False,
+                "lane_max_reached",
+                f"{c.lane} lane at {used[c.lane]}/{spec.max}",
+            )
         elif sum(used.values()) + c.token_estimate > total:
             outcome[c.id] = (False, "budget_exceeded", f"total at {sum(used.values())}/{total}")
         else:
