@@ -20,7 +20,7 @@ from ..workspace.files import content_hash
 from .chunks import build_chunks
 from .imports import specs_from_captures
 from .languages import language_for, load_queries
-from .records import FileData, ReferenceRow, Symbol, group_references
+from .records import FileData, ReferenceGroup, Symbol
 from .symbols import extract
 
 __all__ = ["ERROR_SHARE_LIMIT", "parse_batch", "parse_source"]
@@ -61,7 +61,7 @@ def parse_source(
     label, lang = language_for(path)
     parse_error: str | None = None
     symbols: tuple[Symbol, ...] = ()
-    refs: tuple[ReferenceRow, ...] = ()
+    refs: tuple[ReferenceGroup, ...] = ()
     specs: tuple[tuple[str, int], ...] = ()
     if lang is not None:
         try:
@@ -95,7 +95,7 @@ def parse_source(
                 for s in symbols
             ]
         ),
-        references=group_references(refs),
+        references=refs,
         import_specs=specs,
         chunks=tuple(
             [

@@ -7,7 +7,6 @@ float ever decides an order.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -23,11 +22,9 @@ __all__ = [
     "ImportRecord",
     "Reference",
     "ReferenceGroup",
-    "ReferenceRow",
     "Symbol",
     "SymbolRow",
     "expand_lines",
-    "group_references",
 ]
 
 EdgeKind = Literal["ref", "import", "cochange"]
@@ -132,8 +129,6 @@ class ChunkData:
 
 #: ``(name, kind, parent, start_line, end_line, signature, doc)``, as ``Symbol`` minus path
 SymbolRow = tuple[str, str, str | None, int, int, str, str | None]
-#: ``(name, kind, line)``, as ``Reference`` minus path
-ReferenceRow = tuple[str, str, int]
 #: ``(name, kind, count, lines)``: one file's ``count`` uses of a name on ``lines``
 #: (distinct, ascending, space-separated); a row per name instead of per use is a
 #: fifth of the rows to write
@@ -150,7 +145,7 @@ class FileData:
     record objects: a file's data crosses from the pool worker to the writer by
     pickle, and a frozen dataclass costs ~10x a tuple to unpickle (on the stdlib,
     several seconds of the writer's time for ~600k references), and references
-    come grouped by name (:func:`group_references`).
+    come grouped by name (:data:`ReferenceGroup`).
     """
 
     path: str
@@ -166,19 +161,6 @@ class FileData:
     #: raw import specs with their line: resolution needs the whole file list
     import_specs: tuple[tuple[str, int], ...] = ()
     chunks: tuple[ChunkRow, ...] = field(default=())
-
-
-def group_references(rows: Iterable[ReferenceRow]) -> tuple[ReferenceGroup, ...]:
-    """One row per ``(name, kind)`` with the count and the lines, sorted (deterministic)."""
-    lines: dict[tuple[str, str], list[int]] = {}
-    for name, kind, line in rows:
-        lines.setdefault((name, kind), []).append(line)
-    return tuple(
-        [
-            (name, kind, len(found), " ".join(map(str, sorted(set(found)))))
-            for (name, kind), found in sorted(lines.items())
-        ]
-    )
 
 
 def expand_lines(lines: str) -> list[int]:

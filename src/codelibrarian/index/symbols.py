@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .records import ReferenceRow, Symbol
+from .records import ReferenceGroup, Symbol
 
 __all__ = ["Extracted", "extract"]
 
@@ -51,8 +51,8 @@ _WRAPPERS = frozenset(
 @dataclass(frozen=True, slots=True)
 class Extracted:
     symbols: tuple[Symbol, ...]
-    #: ``(name, kind, line)``, sorted by line, name, kind
-    references: tuple[ReferenceRow, ...]
+    #: one row per name and kind (see ``records.ReferenceGroup``), sorted
+    references: tuple[ReferenceGroup, ...]
     #: one dict per import match: capture name -> node texts
     imports: tuple[tuple[int, dict[str, str]], ...]
 
@@ -85,7 +85,6 @@ def extract(
 
     defs: dict[tuple[int, int, str], _Def] = {}
     def_name_nodes: set[tuple[int, int]] = set()
-    refs: set[tuple[int, str, str]] = set()  # (line, name, kind): sorts as stored
     imports: list[tuple[int, dict[str, str]]] = []
     ref_nodes: list[tuple[Any, str]] = []
     mains: dict[int, str | None] = {}
@@ -134,13 +133,22 @@ def extract(
                     main.startswith("scope."),
                 )
             def_name_nodes.add((name_node.start_byte, name_node.end_byte))
+    # a definition's own name is not a use of it: compare names first (cheap), the
+    # node's span only when the name is one a definition here has
+    def_names = {name for _, _, name in defs}
+    lines_of: dict[tuple[str, str], set[int]] = {}
     for node, kind in ref_nodes:
-        if def_name_nodes and (node.start_byte, node.end_byte) in def_name_nodes:
-            continue
         raw: bytes = node.text
         name = raw.decode("utf-8", "replace").strip()
-        if len(name) > 1:
-            refs.add((node.start_point[0] + 1, name, kind))
+        if len(name) < 2:
+            continue
+        if name in def_names and (node.start_byte, node.end_byte) in def_name_nodes:
+            continue
+        ref_key = (name, kind)
+        ref_lines = lines_of.get(ref_key)
+        if ref_lines is None:
+            lines_of[ref_key] = ref_lines = set()
+        ref_lines.add(node.start_point[0] + 1)
     symbols = _resolve_parents(sorted(defs.values(), key=lambda d: (d.start, -d.end, d.name)))
     out_syms = tuple(
         Symbol(
@@ -155,7 +163,12 @@ def extract(
         )
         for d, kind, parent in symbols
     )
-    out_refs = tuple([(n, k, line) for line, n, k in sorted(refs)])
+    out_refs = tuple(
+        [
+            (name, kind, len(lines), " ".join(map(str, sorted(lines))))
+            for (name, kind), lines in sorted(lines_of.items())
+        ]
+    )
     imports.sort(key=lambda item: (item[0], sorted(item[1].items())))
     return Extracted(out_syms, out_refs, tuple(imports))
 
