@@ -13,13 +13,7 @@ from typing import Any
 
 import typer
 
-from ..config import load_config
 from ..errors import LibrarianError
-from ..index.indexer import UpdateResult, index_workspace
-from ..index.records import EDGE_KINDS
-from ..index.repomap import render_map
-from ..index.store import open_store
-from ..tokens import get_tokenizer
 from ._common import JSON_OPTION, REPO_OPTION, err_console, fail, print_json, progress, resolve_repo
 
 
@@ -35,6 +29,11 @@ def index_cmd(
     watch: bool = typer.Option(False, "--watch", help="Keep re-indexing files as they are saved."),
 ) -> None:
     """Build or update the index (symbols, references, imports, chunks, graphs)."""
+    from ..config import load_config
+    from ..index.indexer import index_workspace
+    from ..index.records import EDGE_KINDS
+    from ..index.store import open_store
+
     try:
         root = resolve_repo(path)
         config = load_config(root)
@@ -62,6 +61,7 @@ def index_cmd(
 
 
 def _watch(root: Path, config: Any, *, quiet: bool) -> None:
+    from ..index.indexer import UpdateResult
     from ..index.watch import watch_workspace
 
     console = err_console()
@@ -88,6 +88,11 @@ def map_cmd(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Print the ranked repository map (top files and their signatures) under a budget."""
+    from ..config import load_config
+    from ..index.repomap import render_map
+    from ..index.store import open_store
+    from ..tokens import get_tokenizer
+
     try:
         root = resolve_repo(repo)
         config = load_config(root)

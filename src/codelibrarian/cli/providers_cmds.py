@@ -13,22 +13,17 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from ..errors import ProviderUnavailable
-from ..providers import (
-    ClientOptions,
-    ProviderRegistry,
-    QualificationStore,
-    client_for,
-    default_registry,
-    qualify_model,
-    resolve_model,
-)
-from ..providers.qualify import QualificationResult
-from ..providers.registry import PluginLoadError, choose_model
 from ._common import JSON_OPTION, REPO_OPTION, err_console, out_console, print_json, resolve_repo
+
+if TYPE_CHECKING:  # the clients pull in httpx: import the providers on use
+    from ..providers import ProviderRegistry
+    from ..providers.qualify import QualificationResult
+    from ..providers.registry import PluginLoadError
 
 # _exit_note: click's main(standalone_mode=False), which app.main uses, *returns* the
 # code of a typer.Exit instead of raising it, so the process would exit 0. SystemExit
@@ -54,6 +49,8 @@ def _state_dir(root: Path) -> Path:
 
 
 def _registry(repo: Path, timeout: float) -> ProviderRegistry:
+    from ..providers import default_registry
+
     return default_registry(
         state_dir=_state_dir(resolve_repo(repo)), env=dict(os.environ), probe_timeout_s=timeout
     )
@@ -81,6 +78,8 @@ def register(app: typer.Typer) -> None:
         timeout: float = TIMEOUT_OPTION,
     ) -> None:
         """List registered providers (best priority first) with their cached status."""
+        from ..providers import QualificationStore
+
         registry = _registry(repo, timeout)
         discovery = registry.discover(force_refresh=True) if refresh else registry.cached()
         qualified = QualificationStore(_state_dir(resolve_repo(repo))).qualified()
@@ -141,6 +140,8 @@ def register(app: typer.Typer) -> None:
         timeout: float = TIMEOUT_OPTION,
     ) -> None:
         """Probe every provider and show which provider and model would be used."""
+        from ..providers import resolve_model
+
         registry = _registry(repo, timeout)
         discovery = registry.discover(force_refresh=refresh)
         statuses = registry.statuses()
@@ -200,6 +201,15 @@ def register(app: typer.Typer) -> None:
         ),
     ) -> None:
         """Run the ten-test qualification battery against a model and store the result."""
+        from ..providers import (
+            ClientOptions,
+            QualificationStore,
+            client_for,
+            qualify_model,
+            resolve_model,
+        )
+        from ..providers.registry import choose_model
+
         root = resolve_repo(repo)
         registry = _registry(root, timeout)
         if provider:

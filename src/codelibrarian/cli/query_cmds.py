@@ -15,6 +15,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
@@ -22,18 +23,12 @@ from rich.live import Live
 from rich.table import Table
 
 from ..errors import UsageError
-from ..query.capabilities import DEFAULT_FEATURES
-from ..query.pipeline import PipelineResult, QuerySession, resolve_llm
-from ..query.report import PipelineDiagnosticReport, ProgressReporter
-from ..query.types import (
-    DEPTHS,
-    STAGE_NAMES,
-    CancellationToken,
-    LibrarianQuery,
-    QueryDepth,
-    query_id_for,
-)
 from ._common import JSON_OPTION, REPO_OPTION, err_console, out_console, print_json, resolve_repo
+
+if TYPE_CHECKING:  # the pipeline pulls in the index and numpy: import it on use
+    from ..query.pipeline import PipelineResult
+    from ..query.report import PipelineDiagnosticReport, ProgressReporter
+    from ..query.types import CancellationToken, QueryDepth
 
 __all__ = ["register", "render_report", "render_results"]
 
@@ -176,6 +171,17 @@ def register(app: typer.Typer) -> None:
         as_json: bool = JSON_OPTION,
     ) -> None:
         """Ranked files with citations for an intent, with per-stage diagnostics."""
+        from ..query.capabilities import DEFAULT_FEATURES
+        from ..query.pipeline import QuerySession, resolve_llm
+        from ..query.report import ProgressReporter
+        from ..query.types import (
+            DEPTHS,
+            STAGE_NAMES,
+            CancellationToken,
+            LibrarianQuery,
+            query_id_for,
+        )
+
         if depth not in DEPTHS:
             raise UsageError(f"unknown depth {depth!r}.", hint="Use --depth L0, L1, L2 or L3.")
         root = resolve_repo(repo)

@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr, ValidationError
 
 from ..errors import UsageError
-from ..packs.window import ComposedWindow, SaopEnvelope, WindowBudget, WindowComposer
-from ..tokens import Tokenizer, get_tokenizer
 from ._common import JSON_OPTION, REPO_OPTION, err_console, print_json, resolve_repo
+
+if TYPE_CHECKING:  # the packs package is large: import it on use
+    from ..packs.window import ComposedWindow, SaopEnvelope, WindowBudget
+    from ..tokens import Tokenizer
 
 
 class _EnvelopeRow(BaseModel):
@@ -33,6 +36,8 @@ class _EnvelopeRow(BaseModel):
 
 def read_envelopes(path: Path) -> tuple[SaopEnvelope, ...]:
     """Parse a JSONL envelope file; errors name the line and the field."""
+    from ..packs.window import SaopEnvelope
+
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
@@ -145,6 +150,9 @@ def register(app: typer.Typer) -> None:
         as_json: bool = JSON_OPTION,
     ) -> None:
         """Compose a sliding window: goal, then map, then recent past (newest first)."""
+        from ..packs.window import WindowBudget, WindowComposer
+        from ..tokens import get_tokenizer
+
         budget = WindowBudget(
             total_budget=total,
             goal_budget=goal_budget,

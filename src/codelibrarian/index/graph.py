@@ -23,8 +23,6 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 
-import numpy as np
-
 __all__ = [
     "EDGE_MULTIPLIERS",
     "MAX_DEFINERS",
@@ -130,6 +128,8 @@ def pagerank(
     ``personalization`` maps nodes to non-negative integer weights (missing = 0; all
     zero or None = uniform). Dangling nodes jump by the personalization vector.
     """
+    import numpy as np  # imported on use: a cache-hit compose never needs it
+
     merged: dict[tuple[str, str], int] = defaultdict(int)
     names: set[str] = set(nodes)
     for a, b, w in edges:

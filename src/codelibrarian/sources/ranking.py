@@ -32,8 +32,7 @@ import re
 from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from ..index.graph import combine
 from ..index.languages import LANGUAGES
@@ -41,6 +40,9 @@ from ..index.records import ChunkHit
 from ..trigger import split_identifier
 from .base import SourceContext
 from .rules import find_rule_files
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["FileRank", "Ranking", "diff_identifiers", "is_test_path", "rank_files"]
 
@@ -199,6 +201,8 @@ class _Graph:
 
 
 def _graph(ctx: SourceContext) -> _Graph:
+    import numpy as np  # imported on use: a cache-hit compose never needs it
+
     shared = ctx.memo.setdefault("shared", {})
     cached = shared.get("ranking.graph")
     if isinstance(cached, _Graph):
@@ -223,6 +227,8 @@ def _pagerank(ctx: SourceContext, seeds: dict[str, int]) -> dict[str, int]:
     The same walk as ``index.graph.pagerank`` (combined edges are already merged and
     sorted), without rebuilding the arrays for every composition.
     """
+    import numpy as np  # imported on use: a cache-hit compose never needs it
+
     g = _graph(ctx)
     n = len(g.order)
     if n == 0:
