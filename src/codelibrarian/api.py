@@ -34,13 +34,13 @@ from .composer import (
     compose,
     digest,
     recency_bucket,
-    render_terminal,
 )
 from .composer import replay as replay_record
 from .composer.fingerprint import workspace_fingerprint
 from .composer.types import Format
 from .config import LANES, BudgetConfig, Config, LaneBudget, load_config
 from .errors import NotFound, UsageError
+from .explain_view import render_terminal
 from .persist import DecisionLog, DiskCache, TieredCache
 from .policy_engine import PolicyEngine, Redaction
 from .sources import Source, SourceContext, load_sources

@@ -18,9 +18,9 @@ from codelibrarian.composer import (
     Matcher,
     canonical_json,
     compose,
-    render_terminal,
 )
 from codelibrarian.config import BudgetConfig
+from codelibrarian.explain_view import render_terminal
 from codelibrarian.tokens import get_tokenizer
 from tests.composer.strategies import PATHS, build_candidate
 

@@ -23,11 +23,11 @@ from codelibrarian.composer import (
     compose,
     diff_body,
     entries_body,
-    render_terminal,
 )
 from codelibrarian.composer.render import render_block
 from codelibrarian.composer.shrink import shrink_body
 from codelibrarian.config import BudgetConfig, LaneBudget
+from codelibrarian.explain_view import render_terminal
 from codelibrarian.tokens import Tokenizer
 
 GOLDEN = Path(__file__).parent / "golden"

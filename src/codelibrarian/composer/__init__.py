@@ -26,7 +26,7 @@ from .constraints import (
     matches,
 )
 from .determinism import canonical_json, digest, quantize, recency_bucket
-from .explain import Explanation, lane_bar, render_terminal
+from .explain import Explanation, lane_bar
 from .fingerprint import artifact_id, workspace_fingerprint
 from .pipeline import Composition, compose
 from .replay import ReplayReport, replay
@@ -88,7 +88,6 @@ __all__ = [
     "matches",
     "quantize",
     "recency_bucket",
-    "render_terminal",
     "replay",
     "score",
     "select",
