@@ -196,8 +196,14 @@ def test_run_query_feature_toggles_and_budget(repo: Path) -> None:
     assert bm25 and full
     assert "vendor/left_pad/pricing.py" in bm25  # no defeaters in BM25-only mode
     assert "vendor/left_pad/pricing.py" not in full
-    tiny = run_query(repo, "apply discount", budget=80, as_of=AS_OF, embedder=None)
-    assert 1 <= len(tiny) < len(full)
+    with session(repo) as s:
+        res = s.run("apply discount", budget=80, as_of=AS_OF)
+    assert res.response is not None
+    tiny = list(res.response.paths)
+    # the budget caps the cited chunks' tokens, and it cuts the ranking's tail
+    assert sum(p.tokens for p in res.response.packs) <= 80
+    assert tiny and len(tiny) < len(full)
+    assert tiny[0] == full[0]
 
 
 def test_cli_query_json_and_text(repo: Path) -> None:
