@@ -7,16 +7,15 @@ and the weights are per-mille, so a score is an integer in 0..1,000,000
 candidates differently.
 
 Ties break by lane priority (from the budget config), kind priority, then id —
-the seed's order. Ids are unique after de-duplication, so the key is total.
+the seed's order. Ids are unique after de-duplication, so the order is total.
+``Candidate.rank_base`` packs that key; ``selection`` sorts on it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from .types import MAX_SCORE, WEIGHTS, Candidate
 
-from .types import KIND_PRIORITY, MAX_SCORE, WEIGHTS, Candidate
-
-__all__ = ["MAX_SCORE", "WEIGHTS", "rank_key", "score"]
+__all__ = ["MAX_SCORE", "WEIGHTS", "score"]
 
 
 def score(candidate: Candidate) -> int:
@@ -26,15 +25,3 @@ def score(candidate: Candidate) -> int:
     immutable, and selection ranks 10k+ of them per call.
     """
     return candidate.score
-
-
-def rank_key(
-    candidate: Candidate, candidate_score: int, lane_priority: Mapping[str, int]
-) -> tuple[int, int, int, str]:
-    """Sort key: higher score first, then lane priority, kind priority, id."""
-    return (
-        -candidate_score,
-        lane_priority[candidate.lane],
-        KIND_PRIORITY[candidate.kind],
-        candidate.id,
-    )

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from itertools import compress, filterfalse, islice, repeat
-from operator import add, attrgetter, eq
+from operator import attrgetter, eq
 
 from ..config import LANES, BudgetConfig
 from .budget import lane_priorities, lane_sequence, reservation_targets
@@ -66,7 +66,6 @@ class Selection:
 
 
 _ID = attrgetter("id")
-_LANE = attrgetter("lane")
 _PATH = attrgetter("path")
 _RANK_BASE = attrgetter("rank_base")
 _COLUMNS = attrgetter("id", "kind", "lane", "token_estimate", "score")
@@ -110,7 +109,7 @@ def _dedupe(candidates: Iterable[Candidate]) -> tuple[list[Candidate], list[Cand
 
 
 def _ranked(unique: list[Candidate], prio: Mapping[str, int]) -> list[Candidate]:
-    """``unique`` in :func:`~.scoring.rank_key` order: score desc, lane, kind, id.
+    """``unique`` in rank order (see ``scoring``): score desc, lane, kind, id.
 
     The key is ``Candidate.rank_base`` (score, lane and kind packed in one small
     integer, which sorts in C), shifted when the budget reorders the lanes; the
@@ -118,12 +117,9 @@ def _ranked(unique: list[Candidate], prio: Mapping[str, int]) -> list[Candidate]
     order is total.
     """
     shift = {lane: (prio[lane] - LANE_ORDER[lane]) * RANK_LANE_UNIT for lane in LANES}
-    if any(shift.values()):
-        ranked = sorted(unique, key=lambda c: c.rank_base + shift[c.lane])
-        keys = list(map(add, map(_RANK_BASE, ranked), map(shift.__getitem__, map(_LANE, ranked))))
-    else:
-        ranked = sorted(unique, key=_RANK_BASE)
-        keys = list(map(_RANK_BASE, ranked))
+    key = (lambda c: c.rank_base + shift[c.lane]) if any(shift.values()) else _RANK_BASE
+    ranked = sorted(unique, key=key)
+    keys = list(map(key, ranked))
     done = 0
     for i in compress(range(1, len(keys)), map(eq, keys, islice(keys, 1, None))):
         if i < done:
