@@ -324,11 +324,9 @@ class SqliteStore:
         """Row counts of the main tables (for stats and consistency checks)."""
         out: dict[str, int] = {}
         for table in ("files", "symbols", "refs", "imports", "chunks", "chunks_fts", "cochange"):
-            out[table] = int(self._conn.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0])
-        # a refs row groups one file's uses of a name: count the uses
-        out["refs"] = int(
-            self._conn.execute("SELECT COALESCE(SUM(count), 0) FROM refs").fetchone()[0]
-        )
+            # a refs row groups one file's uses of a name: count the uses
+            what = "COALESCE(SUM(count), 0)" if table == "refs" else "COUNT(*)"
+            out[table] = int(self._conn.execute(f"SELECT {what} FROM {table}").fetchone()[0])
         return out
 
     def reference_file_counts(self) -> dict[str, int]:
