@@ -7,6 +7,7 @@ float ever decides an order.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -25,6 +26,7 @@ __all__ = [
     "Symbol",
     "SymbolRow",
     "expand_lines",
+    "join_lines",
 ]
 
 EdgeKind = Literal["ref", "import", "cochange"]
@@ -161,6 +163,11 @@ class FileData:
     #: raw import specs with their line: resolution needs the whole file list
     import_specs: tuple[tuple[str, int], ...] = ()
     chunks: tuple[ChunkRow, ...] = field(default=())
+
+
+def join_lines(lines: Iterable[int]) -> str:
+    """The ``lines`` field of a :data:`ReferenceGroup`: distinct, ascending, space-separated."""
+    return " ".join(map(str, sorted(set(lines))))
 
 
 def expand_lines(lines: str) -> list[int]:

@@ -84,7 +84,6 @@ _V1: tuple[str, ...] = (
         data TEXT NOT NULL)""",
 )
 
-#: (version, name, statements), applied in order
 #: references grouped per (file, name, kind): a fifth of the rows, clustered by file
 _V2: tuple[str, ...] = (
     """CREATE TABLE refs_grouped(
@@ -103,6 +102,7 @@ _V2: tuple[str, ...] = (
     "CREATE INDEX refs_name ON refs(name)",
 )
 
+#: (version, name, statements), applied in order
 MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
     (1, "initial", _V1),
     (2, "grouped references", _V2),

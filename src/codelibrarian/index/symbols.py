@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from .records import ReferenceGroup, Symbol
+from .records import ReferenceGroup, Symbol, join_lines
 
 __all__ = ["Extracted", "extract"]
 
@@ -165,7 +165,7 @@ def extract(
     )
     out_refs = tuple(
         [
-            (name, kind, len(lines), " ".join(map(str, sorted(lines))))
+            (name, kind, len(lines), join_lines(lines))
             for (name, kind), lines in sorted(lines_of.items())
         ]
     )
