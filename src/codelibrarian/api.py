@@ -63,6 +63,8 @@ from .workspace.state import State
 
 if TYPE_CHECKING:
     from .packs.runs import RunSummary
+    from .techniques.facts import Facts
+    from .workspace.presets import PresetStore
     from .packs.service import HandoffResult, PackResult, RunDetail
     from .packs.window import ComposedWindow, SaopEnvelope
     from .query.pipeline import PipelineResult
@@ -1161,6 +1163,42 @@ class Librarian:
         from .packs.runs import resolve_resource
 
         return resolve_resource(self.root, uri)
+
+    # ------------------------------------------------------------- techniques
+
+    def facts(
+        self,
+        task: str = "",
+        *,
+        base: str | None = None,
+        diff_text: str | None = None,
+        refresh: bool = True,
+    ) -> Facts:
+        """Codebase, change and intent facts that LCL conditions are decided on.
+
+        Computed from the index (built or refreshed first) and the current change
+        (``base``/``diff_text`` as for :meth:`compose`); see docs/lcl.md.
+        """
+        from .index.facts import compute_facts
+
+        self._ensure_index(refresh=refresh)
+        is_git = self._git()
+        trigger = Trigger.create(
+            task or "facts",
+            as_of=0,
+            base=base,
+            diff_text=diff_text,
+            no_change=not is_git and diff_text is None,
+        )
+        changes = self._changes(trigger)
+        return compute_facts(self._open_store(), changes, task=task, root=self.root, is_git=is_git)
+
+    def presets(self) -> PresetStore:
+        """The workspace's presets: built in, ``[presets.*]`` in the config, and
+        ``.librarian/presets/*.toml`` (see docs/lcl.md)."""
+        from .workspace.presets import PresetStore
+
+        return PresetStore(self.root, self.config)
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,12 +20,19 @@ from ..diagnostics import Diagnostic, LclError
 from ..locate import locate_toml
 from ..reader import Reader
 from .ast import Program
-from .surface import programs_from_json, programs_from_toml, read_program
+from .surface import (
+    canonical_table,
+    programs_from_json,
+    programs_from_toml,
+    read_program,
+    snake_keys,
+)
 
 __all__ = [
     "PresetSource",
     "builtin_preset_texts",
     "builtin_presets",
+    "preset_toml",
     "presets_from_config",
     "programs_from_text",
     "to_toml",
@@ -147,3 +154,25 @@ def to_toml(table: Mapping[str, Any]) -> str:
         elif value not in (None, [], {}):
             head.append(f"{key} = {_value(value)}")
     return "\n".join(head + tables + arrays) + "\n"
+
+
+def preset_toml(text: str, source: str, program: str, name: str) -> str:
+    """Canonical TOML of the program ``program`` in a TOML/JSON document, renamed ``name``.
+
+    The seed's JSON form comes out in the TOML form; the result reads back as the
+    same program (checked).
+    """
+    import json
+    import tomllib
+
+    is_json = source.endswith(".json")
+    data: Any = snake_keys(json.loads(text)) if is_json else tomllib.loads(text)
+    if "base" not in data:
+        data = data.get("presets", data)[program]
+    table = canonical_table(data, compat=is_json)
+    table = {"name": name, **{k: v for k, v in table.items() if k != "name"}}
+    out = to_toml(table)
+    programs, diags = programs_from_toml(out, f"{name}.toml")
+    if any(d.severity == "error" for d in diags) or len(programs) != 1:
+        raise LclError(diags)  # pragma: no cover - to_toml writes what the reader reads
+    return out

@@ -60,7 +60,14 @@ from ..vocabulary import ACTIONS, DOMAINS, SCOPES
 from .ast import Add, Program, Remove, Replace, WhenEdit
 from .builder import ProgramBuilder
 
-__all__ = ["SEED_PARAM_ALIASES", "programs_from_json", "programs_from_toml", "read_program"]
+__all__ = [
+    "SEED_PARAM_ALIASES",
+    "canonical_table",
+    "programs_from_json",
+    "programs_from_toml",
+    "read_program",
+    "snake_keys",
+]
 
 _KEYS = (
     "name", "description", "base", "base_id", "primitive_ids", "template", "template_params",
@@ -257,11 +264,11 @@ def programs_from_toml(text: str, source: str) -> tuple[list[Program], list[Diag
     return _programs(data, positions, source, diags, compat=False)
 
 
-def _snake_keys(value: Any) -> Any:
+def snake_keys(value: Any) -> Any:
     if isinstance(value, Mapping):
-        return {snake_case(str(k)): _snake_keys(v) for k, v in value.items()}
+        return {snake_case(str(k)): snake_keys(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [_snake_keys(v) for v in value]
+        return [snake_keys(v) for v in value]
     return value
 
 
@@ -290,7 +297,7 @@ def programs_from_json(text: str, source: str) -> tuple[list[Program], list[Diag
             Diagnostic("lcl_wrong_type", "a preset file must hold an object", Loc(source, 1, 1))
         ]
     positions = _snake_positions(locate_json(text, source))
-    data = _snake_keys(data)
+    data = snake_keys(data)
     if "base" not in data and "presets" not in data:
         data = {"presets": data}
         positions = Positions(
