@@ -63,12 +63,12 @@ from .workspace.state import State
 
 if TYPE_CHECKING:
     from .packs.runs import RunSummary
-    from .techniques.facts import Facts
-    from .workspace.presets import PresetStore
     from .packs.service import HandoffResult, PackResult, RunDetail
     from .packs.window import ComposedWindow, SaopEnvelope
     from .query.pipeline import PipelineResult
     from .query.types import QueryDepth
+    from .techniques.facts import Facts
+    from .workspace.presets import PresetStore
 
 __all__ = [
     "FORMATS",

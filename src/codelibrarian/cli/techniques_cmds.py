@@ -145,6 +145,7 @@ def register(app: typer.Typer) -> None:
         from ..techniques.templates import TEMPLATES
 
         lib = _library()
+        compiled = None
         if item_id in lib.primitives:
             kind, item = "primitive", lib.primitives[item_id].to_dict()
         elif item_id in lib.operators:
@@ -166,7 +167,8 @@ def register(app: typer.Typer) -> None:
         elif kind == "composition":
             c.print(f"{item['id']} — {item['name']} (stratum {item['stratum']})", markup=False)
             c.print(item["description"], markup=False)
-            c.print(render_tree(lib.compositions[item_id].root), markup=False)
+            assert compiled is not None
+            c.print(render_tree(compiled.root), markup=False)
         else:
             c.print(f"{item['id']} — {item['description']}", markup=False)
             for p in item["params"]:

@@ -223,7 +223,15 @@ def read_primitive(r: Reader, *, origin: str = "builtin") -> Primitive | None:
             "a builtin primitive runs without a model; remove [capabilities].required",
             "capabilities",
         )
-    r.diags.extend(check_contract(contract, input_schema, output_schema, loc=r.loc("contract")))
+    r.diags.extend(
+        check_contract(
+            contract,
+            input_schema,
+            output_schema,
+            loc=r.loc("contract"),
+            meta_check=origin != "builtin",
+        )
+    )
     primitive = Primitive(
         id=pid,
         name=r.text("name", required=True),

@@ -89,8 +89,9 @@ class PresetStore:
         if not self.config.presets:
             return []
         source = self.config.source or "librarian.toml"
-        full = str(self.root / source) if self.config.source else ""
-        programs, diags = presets_from_config(self.config.presets, full)
+        path = self.root / source
+        text = path.read_text(encoding="utf-8") if self.config.source and path.is_file() else ""
+        programs, diags = presets_from_config(self.config.presets, source, text)
         raise_if_errors(diags)
         return [PresetEntry(p.name, "config", source, p.description, p) for p in programs]
 

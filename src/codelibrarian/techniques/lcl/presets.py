@@ -89,25 +89,16 @@ def builtin_presets() -> dict[str, Program]:
 
 
 def presets_from_config(
-    table: Mapping[str, Any], source: str
+    table: Mapping[str, Any], source: str, text: str = ""
 ) -> tuple[list[Program], list[Diagnostic]]:
-    """Programs of ``[presets.<name>]`` in ``librarian.toml`` (already parsed by the config)."""
+    """Programs of ``[presets.<name>]`` in the config (already parsed; ``text`` is the
+    file's text, for positions)."""
     diags: list[Diagnostic] = []
-    positions = None
-    try:
-        from pathlib import Path
-
-        text = Path(source).read_text(encoding="utf-8") if source else ""
-        positions = locate_toml(text, source) if text else None
-    except OSError:  # pragma: no cover - the config was just read
-        positions = None
+    positions = locate_toml(text, source) if text else None
+    prefix: tuple[str, ...] = ("tool", "librarian") if source.endswith("pyproject.toml") else ()
     out = []
-    root = Reader(
-        {"presets": dict(table)},
-        positions=positions,
-        diags=diags,
-        source=source or "librarian.toml",
-    )
+    root = Reader({"presets": dict(table)}, positions=positions, diags=diags, source=source)
+    root.path = prefix
     presets = root.table("presets")
     if presets is not None:
         for key in sorted(presets.data):
