@@ -17,6 +17,7 @@ Cost: two indexed queries and a pass over the paths — a few milliseconds for a
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -41,41 +42,109 @@ def _rx(*parts: str) -> re.Pattern[str]:
     return re.compile("|".join(parts), re.IGNORECASE)
 
 
-_TEST_PATH = _rx(
-    r"(^|/)(tests?|__tests__|spec|specs|testing)/",
-    r"(^|/)test_[^/]+\.py$",
-    r"_test\.(py|go|rb|exs?)$",
-    r"\.(test|spec)\.[cm]?[jt]sx?$",
-    r"(Test|Tests|IT)\.(java|kt|cs)$",
-    r"_spec\.rb$",
+# -- path classification: directory names and file names, not regexes over whole paths
+#    (a 2,000-file index is classified in a few milliseconds; directories are cached)
+
+_TEST_DIRS = frozenset({"tests", "test", "__tests__", "spec", "specs", "testing"})
+_AUTH_WORDS_PATH = frozenset(
+    {
+        "auth", "authn", "authz", "authentication", "authorization", "login", "logout",
+        "signin", "signup", "oauth", "oauth2", "jwt", "sso", "saml", "session", "sessions",
+        "password", "passwords", "permission", "permissions", "rbac", "acl", "credential",
+        "credentials",
+    }
+)  # fmt: skip
+_API_DIRS = frozenset(
+    {"api", "apis", "route", "routes", "router", "routers", "handler", "handlers",
+     "controller", "controllers", "endpoint", "endpoints", "resources", "graphql", "rpc"}
+)  # fmt: skip
+_API_STEMS = frozenset({"urls", "routes", "views", "api", "openapi", "swagger"})
+_API_EXTS = frozenset({"py", "ts", "js", "go", "rb", "php", "json", "yaml", "yml"})
+_DB_DIRS = frozenset(
+    {"migration", "migrations", "alembic", "db", "database", "models", "schema", "repositories"}
 )
-_AUTH_PATH = _rx(
-    r"(^|[/_.-])(auth|authn|authz|authentication|authorization|login|logout|signin|signup|"
-    r"oauth2?|jwt|sso|saml|session|sessions|passwords?|permissions?|rbac|acl|credentials?)"
-    r"([/_.-]|$)"
+_UI_DIRS = frozenset(
+    {"components", "pages", "views", "templates", "ui", "widgets", "screens", "layouts"}
 )
-_API_PATH = _rx(
-    r"(^|/)(api|apis|routes?|routers?|handlers?|controllers?|endpoints?|resources|graphql|rpc)/",
-    r"(^|/)(urls|routes|views|api|openapi|swagger)\.(py|ts|js|go|rb|php|json|ya?ml)$",
-    r"\.proto$",
-)
-_DB_PATH = _rx(
-    r"(^|/)(migrations?|alembic|db|database|models|schema|repositories)/",
-    r"\.sql$",
-    r"(^|/)(models|schema)\.(py|rb|ts|js)$",
-    r"schema\.prisma$",
-)
-_UI_PATH = _rx(
-    r"\.(tsx|jsx|vue|svelte|html|css|scss|sass|less)$",
-    r"(^|/)(components|pages|views|templates|ui|widgets|screens|layouts)/",
-)
-_DOC_PATH = _rx(r"\.(md|rst|adoc)$", r"(^|/)docs?/")
-_CONFIG_PATH = _rx(
-    r"\.(toml|ya?ml|ini|cfg|conf|properties)$",
-    r"(^|/)\.env(\.|$)",
-    r"(^|/)(settings|config|configuration)\.(py|js|ts|json)$",
-    r"(^|/)(config|conf|settings)/",
-)
+_UI_EXTS = frozenset({"tsx", "jsx", "vue", "svelte", "html", "css", "scss", "sass", "less"})
+_DOC_EXTS = frozenset({"md", "rst", "adoc"})
+_CONFIG_DIRS = frozenset({"config", "conf", "settings"})
+_CONFIG_EXTS = frozenset({"toml", "yaml", "yml", "ini", "cfg", "conf", "properties"})
+_SCHEMA_EXTS = frozenset({"sql", "proto", "prisma", "graphql", "gql"})
+_JS_EXTS = frozenset({"js", "jsx", "ts", "tsx", "mjs", "cjs", "mts", "cts"})
+_TOKEN_SPLIT = re.compile(r"[_.\-]+")
+
+
+@functools.lru_cache(maxsize=4096)
+def _dir_kinds(directory: str) -> frozenset[str]:
+    kinds: set[str] = set()
+    for part in directory.split("/") if directory else ():
+        if part in _TEST_DIRS:
+            kinds.add("test")
+        if _AUTH_WORDS_PATH.intersection(_TOKEN_SPLIT.split(part)):
+            kinds.add("auth")
+        if part in _API_DIRS:
+            kinds.add("api")
+        if part in _DB_DIRS:
+            kinds.add("database")
+        if part in _UI_DIRS:
+            kinds.add("ui")
+        if part in ("doc", "docs"):
+            kinds.add("docs")
+        if part in _CONFIG_DIRS:
+            kinds.add("config")
+    return frozenset(kinds)
+
+
+def _name_kinds(name: str) -> set[str]:
+    low = name.lower()
+    stem, dot, ext = low.rpartition(".")
+    if not dot:
+        stem, ext = low, ""
+    kinds: set[str] = set()
+    if (
+        (low.startswith("test_") and ext == "py")
+        or (stem.endswith("_test") and ext in ("py", "go", "rb", "ex", "exs"))
+        or ((".test." in low or ".spec." in low) and ext in _JS_EXTS)
+        or (
+            name.rpartition(".")[0].endswith(("Test", "Tests", "IT"))
+            and ext in ("java", "kt", "cs")
+        )
+        or low.endswith("_spec.rb")
+    ):
+        kinds.add("test")
+    if _AUTH_WORDS_PATH.intersection(_TOKEN_SPLIT.split(stem)):
+        kinds.add("auth")
+    if (stem in _API_STEMS and ext in _API_EXTS) or ext == "proto":
+        kinds.add("api")
+    if ext == "sql" or (stem in ("models", "schema") and ext in ("py", "rb", "ts", "js")):
+        kinds.add("database")
+    if low == "schema.prisma":
+        kinds.add("database")
+    if ext in _UI_EXTS:
+        kinds.add("ui")
+    if ext in _DOC_EXTS:
+        kinds.add("docs")
+    if (
+        ext in _CONFIG_EXTS
+        or low == ".env"
+        or low.startswith(".env.")
+        or (stem in ("settings", "config", "configuration") and ext in ("py", "js", "ts", "json"))
+    ):
+        kinds.add("config")
+    if ext in _SCHEMA_EXTS or (
+        stem.startswith(("openapi", "swagger")) and ext in ("json", "yaml", "yml")
+    ):
+        kinds.add("schema")
+    return kinds
+
+
+def _path_kinds(path: str) -> set[str]:
+    """What a repository path looks like: test, auth, api, database, ui, docs, config, schema."""
+    directory, _, name = path.rpartition("/")
+    return _name_kinds(name) | _dir_kinds(directory.lower())
+
+
 _DEP_FILES = frozenset(
     {
         "package.json", "package-lock.json", "yarn.lock", "pnpm-lock.yaml", "pyproject.toml",
@@ -133,9 +202,6 @@ _UI_IMPORTS = (
 )
 
 _CODE_LANGUAGES = frozenset(lang.name for lang in LANGUAGES)
-_SCHEMA_FILE = _rx(
-    r"\.(sql|proto|prisma|graphql|gql)$", r"(^|/)(openapi|swagger)[^/]*\.(json|ya?ml)$"
-)
 _CI_FILES = (
     ".github/workflows", ".gitlab-ci.yml", ".circleci", "Jenkinsfile", "azure-pipelines.yml",
     ".travis.yml", "bitbucket-pipelines.yml", ".buildkite", ".ci",
@@ -238,20 +304,21 @@ def codebase_facts(
     paths = [f.path for f in files]
     code = {f.path for f in files if f.language in _CODE_LANGUAGES}
     parsed = [f.language for f in files if f.language in _CODE_LANGUAGES]
-    tests = [p for p in paths if _TEST_PATH.search(p)]
+    path_kinds = {p: _path_kinds(p) for p in paths}
+    tests = [p for p in paths if "test" in path_kinds[p]]
     for p in tests:
         ev.add("codebase.has_tests", p)
     for p in paths:
-        low = p.lower()
+        k = path_kinds[p]
         # names of data files and documents say little; code paths and schema files do
-        schema_file = bool(_SCHEMA_FILE.search(low))
-        if p in code and p not in tests and _AUTH_PATH.search(low):
+        trusted = p in code or "schema" in k
+        if "auth" in k and p in code and "test" not in k:
             ev.add("codebase.has_auth", p)
-        if (p in code or schema_file) and _API_PATH.search(low):
+        if "api" in k and trusted:
             ev.add("codebase.has_api", p)
-        if (p in code or schema_file) and _DB_PATH.search(low):
+        if "database" in k and trusted:
             ev.add("codebase.has_database", p)
-        if _UI_PATH.search(low):
+        if "ui" in k:
             ev.add("codebase.has_ui", p)
     frameworks: set[str] = set()
     test_set = set(tests)
@@ -269,7 +336,7 @@ def codebase_facts(
         if path not in test_set:
             for fact in kinds:
                 ev.add(fact, path)
-    docs = [p for p in paths if _DOC_PATH.search(p)]
+    docs = [p for p in paths if "docs" in path_kinds[p]]
     has_docs = any(p.lower().startswith(("docs/", "doc/")) for p in docs) or len(docs) >= 3
     if has_docs:
         for p in docs:
@@ -313,7 +380,8 @@ def change_facts(
     added = removed = 0
     paths = sorted({d.path for d in changes})
     for d in sorted(changes, key=lambda d: (d.path, d.old_path or "")):
-        p, low = d.path, d.path.lower()
+        p = d.path
+        k = _path_kinds(p)
         lines = list(_changed_lines(d))
         for hunk in d.hunks:
             for line in hunk.lines:
@@ -322,31 +390,27 @@ def change_facts(
                 elif line.startswith("-") and not line.startswith("---"):
                     removed += 1
         text = "\n".join(lines)
-        is_test = bool(_TEST_PATH.search(p))
+        is_test = "test" in k
         is_code = language_for(p)[1] is not None
         if is_test:
             ev.add("change.touches_tests", p)
         if not is_test:
-            auth_path = is_code and bool(_AUTH_PATH.search(low))
+            auth_path = is_code and "auth" in k
             if auth_path or p in known.paths("codebase.has_auth") or _AUTH_WORDS.search(text):
                 ev.add("change.touches_auth", p)
             if _INPUT_WORDS.search(text):
                 ev.add("change.touches_input", p)
-            if (
-                _API_PATH.search(low)
-                or _ROUTE_WORDS.search(text)
-                or p in known.paths("codebase.has_api")
-            ):
+            if "api" in k or _ROUTE_WORDS.search(text) or p in known.paths("codebase.has_api"):
                 ev.add("change.touches_api", p)
-            if _DB_PATH.search(low) or _SQL_WORDS.search(text):
+            if "database" in k or _SQL_WORDS.search(text):
                 ev.add("change.touches_database", p)
-        if _UI_PATH.search(low):
+        if "ui" in k:
             ev.add("change.touches_ui", p)
-        if _CONFIG_PATH.search(low):
+        if "config" in k:
             ev.add("change.touches_config", p)
         if _is_dep_file(p):
             ev.add("change.touches_dependencies", p)
-        if _DOC_PATH.search(low):
+        if "docs" in k:
             ev.add("change.touches_docs", p)
     values = {
         "present": bool(paths),

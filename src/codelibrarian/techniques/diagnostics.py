@@ -41,7 +41,11 @@ def line_col(text: str, offset: int) -> tuple[int, int]:
 
 
 def closest(word: str, candidates: Iterable[str], *, n: int = 3) -> tuple[str, ...]:
-    """The candidates closest to ``word`` (difflib ratio >= 0.6), best first, ties by name."""
+    """The candidates closest to ``word``, best first, ties by name.
+
+    A candidate qualifies with a difflib ratio of at least 0.6 and within 0.1 of the
+    best one, so a clear typo gets one answer, not a list of look-alikes.
+    """
     pool = sorted(set(candidates))
     scored = [
         (difflib.SequenceMatcher(None, word, c).ratio(), c)
@@ -49,7 +53,10 @@ def closest(word: str, candidates: Iterable[str], *, n: int = 3) -> tuple[str, .
         if difflib.SequenceMatcher(None, word, c).real_quick_ratio() >= 0.6
     ]
     good = sorted((s for s in scored if s[0] >= 0.6), key=lambda sc: (-sc[0], sc[1]))
-    return tuple(c for _, c in good[:n])
+    if not good:
+        return ()
+    best = good[0][0]
+    return tuple(c for score, c in good[:n] if score >= best - 0.1)
 
 
 @dataclass(frozen=True, slots=True)

@@ -350,10 +350,12 @@ class Reducer:
                     "core_primitives cannot be empty",
                     p.locs.get("core_primitives", p.loc),
                 )
-            if all(
-                self.known_primitive(x, p.locs.get("core_primitives", p.loc))
-                for x in p.core_primitives
-            ):
+            at = p.locs.get("core_primitives", p.loc)
+            known = [
+                self.known_primitive(x, p.locs.get(f"core_primitives[{i}]", at))
+                for i, x in enumerate(p.core_primitives)
+            ]
+            if all(known):
                 core = p.core_primitives
         if p.optional_primitives is not None:
             offered = {o.primitive for o in v.pattern.optional}
@@ -362,7 +364,10 @@ class Reducer:
                     self.err(
                         "lcl_not_optional",
                         f"{x!r} is not an optional primitive of {v.pattern.id}",
-                        p.locs.get("optional_primitives", p.loc),
+                        p.locs.get(
+                            f"optional_primitives[{p.optional_primitives.index(x)}]",
+                            p.locs.get("optional_primitives", p.loc),
+                        ),
                         closest(x, offered),
                     )
             optional = tuple(x for x in p.optional_primitives if x in offered)

@@ -168,7 +168,14 @@ def read_program(r: Reader, *, name: str, compat: bool = False) -> Program | Non
             template=o.choice("template", tuple(TEMPLATES)) or None,
             template_params=dict(tp.data) if tp else None,
             loc=o.loc(),
-            locs={k: o.loc(k) for k in o.data},
+            locs={
+                **{k: o.loc(k) for k in o.data},
+                **{
+                    f"{k}[{i}]": o.loc(k, i)
+                    for k in ("core_primitives", "optional_primitives")
+                    for i in range(len(o.data.get(k) or ()))
+                },
+            },
         )
     for c in r.tables("conditionals"):
         c.only(_COND_KEYS, what="in a conditional")
