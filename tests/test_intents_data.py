@@ -117,3 +117,13 @@ def test_kappa_matches_a_hand_computed_example() -> None:
         {"a": "x", "b": "y", "c": "y", "d": "y"},
     )
     assert (n, observed, kappa) == (4, 0.75, 0.5)
+
+
+def test_the_blind_copy_hides_labels_and_sources() -> None:
+    result = run_check("--blind")
+    assert result.returncode == 0, result.stderr
+    blind = [json.loads(line) for line in result.stdout.splitlines()]
+    assert all(set(row) == {"id", "intent"} for row in blind)
+    assert sorted(str(r["id"]) for r in blind) == sorted(str(r["id"]) for r in rows())
+    # shuffled: not in the file's id order
+    assert [r["id"] for r in blind] != sorted(r["id"] for r in blind)

@@ -3,6 +3,8 @@
 
     python3 benchmarks/intents/check.py                 # validate intents.jsonl, print counts
     python3 benchmarks/intents/check.py --agreement     # also compare the two labelling passes
+    python3 benchmarks/intents/check.py --agreement mine.tsv   # compare pass 1 with your own pass
+    python3 benchmarks/intents/check.py --blind > blind.jsonl  # ids and intents only, shuffled
     python3 benchmarks/intents/check.py path/to/other.jsonl
 
 Exit status 0 when the file is valid, 1 with one line per problem otherwise. What is checked:
@@ -15,6 +17,7 @@ a label later never moves an intent from one half to the other.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import re
 import sys
@@ -221,6 +224,11 @@ def agreement(first: dict[str, str], second: dict[str, str]) -> tuple[int, float
     return n, observed, kappa
 
 
+def blind_key(intent_id: str) -> str:
+    """Order of the blind copy: a hash of the id, so no label, source or collection order shows."""
+    return hashlib.sha256(f"pass2:{intent_id}".encode()).hexdigest()
+
+
 def summary(rows: list[dict[str, object]]) -> str:
     cells = Counter((str(r["label"]), str(r["split"])) for r in rows)
     lines = ["| pattern | dev | eval | total |", "|---|---:|---:|---:|"]
@@ -237,8 +245,16 @@ def main(argv: list[str]) -> int:
     parser.add_argument("path", nargs="?", type=Path, default=HERE / "intents.jsonl")
     parser.add_argument(
         "--agreement",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="PASS_TSV",
+        help="compare agreement/pass1.tsv with PASS_TSV (default: agreement/pass2.tsv)",
+    )
+    parser.add_argument(
+        "--blind",
         action="store_true",
-        help="compare agreement/pass1.tsv with agreement/pass2.tsv beside the file",
+        help="print only id and intent, in a fixed shuffled order, for an independent pass",
     )
     args = parser.parse_args(argv)
     if not args.path.is_file():
@@ -250,13 +266,19 @@ def main(argv: list[str]) -> int:
         for problem in problems:
             print(f"{args.path}: {problem}", file=sys.stderr)
         return 1
-    print(summary([r for r in rows if isinstance(r, dict)]))
-    if args.agreement:
+    good = [r for r in rows if isinstance(r, dict)]
+    if args.blind:
+        for row in sorted(good, key=lambda r: blind_key(str(r["id"]))):
+            print(json.dumps({"id": row["id"], "intent": row["intent"]}, ensure_ascii=False))
+        return 0
+    print(summary(good))
+    if args.agreement is not None:
         folder = args.path.parent / "agreement"
-        n, share, kappa = agreement(
-            read_pass(folder / "pass1.tsv"), read_pass(folder / "pass2.tsv")
+        other = Path(args.agreement) if args.agreement else folder / "pass2.tsv"
+        n, share, kappa = agreement(read_pass(folder / "pass1.tsv"), read_pass(other))
+        print(
+            f"\nagreement of pass 1 and {other.name} on {n} intents: {share:.1%}, kappa {kappa:.3f}"
         )
-        print(f"\nagreement of pass 1 and pass 2 on {n} intents: {share:.1%}, kappa {kappa:.3f}")
     return 0
 
 
