@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from .query.types import CancellationToken, QueryDepth
     from .service.doctor import DoctorReport
     from .techniques.facts import Facts
+    from .techniques.lcl import Program
     from .workspace.files import ScanResult
     from .workspace.presets import PresetStore
 
@@ -79,6 +80,7 @@ __all__ = [
     "compose_window",
     "doctor",
     "ensure_state_dir",
+    "load_program",
     "scan_summary",
     "shape_budget",
     "tokenizer_name",
@@ -110,6 +112,14 @@ def ensure_state_dir(repo_path: str | os.PathLike[str]) -> Path:
 def tokenizer_name(model: str | None) -> str:
     """The name of the tokenizer that counts for ``model`` (the default model if None)."""
     return get_tokenizer(model).name
+
+
+def load_program(path: str | os.PathLike[str], *, name: str | None = None) -> Program:
+    """The LCL program in a ``.toml`` or seed-form ``.json`` file (``name`` picks one of
+    several); raises ``LclError`` with every reading error, positioned."""
+    from .workspace.presets import load_program_file
+
+    return load_program_file(Path(path), name=name)
 
 
 def compose_window(

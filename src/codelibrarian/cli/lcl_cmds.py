@@ -83,9 +83,9 @@ def _compiled_text(compiled: CompiledComposition) -> None:
 
 def _resolve(lib: Librarian | None, target: str, name: str | None) -> Program:
     """A file path, a preset, a composition or a pattern id, as a program."""
+    from ..api import load_program
     from ..techniques.lcl import compose
     from ..techniques.registry import default_library
-    from ..workspace.presets import load_program_file
 
     path = Path(target)
     if path.suffix in (".toml", ".json") or path.is_file():
@@ -93,7 +93,7 @@ def _resolve(lib: Librarian | None, target: str, name: str | None) -> Program:
             from ..errors import NotFound
 
             raise NotFound(f"no file {target}", hint="Check the path.")
-        return load_program_file(path, name=name)
+        return load_program(path, name=name)
     if lib is not None:
         entries = {e.name: e for e in lib.presets().entries()}
         if target in entries:
