@@ -128,7 +128,6 @@ def test_a_pattern_naming_a_missing_primitive_fails() -> None:
     got = read_pattern(
         Reader(data, positions=None, diags=diags),
         LIB.primitives,
-        sorted(LIB.primitives),
         sorted(LIB.operators),
     )
     assert got is None

@@ -29,12 +29,12 @@ either as a template over a list of primitives or as an explicit tree::
 
 from __future__ import annotations
 
-from collections.abc import Container, Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from .diagnostics import Diagnostic, Loc, closest
-from .operators import OperatorSpec, validate_params
+from .operators import OperatorSpec, build_operator
 from .reader import Reader
 from .templates import TEMPLATES, apply_template
 from .tree import Node, OperatorNode, Step, freeze, steps_of
@@ -131,21 +131,14 @@ def read_metadata(r: Reader, *, require: bool = True) -> Metadata:
     )
 
 
-def read_relationship(
-    r: Reader, primitives: Container[str], all_ids: list[str]
-) -> Relationship | None:
+def read_relationship(r: Reader, primitives: Collection[str]) -> Relationship | None:
     r.only(("source", "kind", "target", "rationale", "weight"))
     source = r.text("source", required=True)
     target = r.text("target", required=True)
     kind = r.choice("kind", RELATIONSHIP_KINDS, required=True)
     for key, pid in (("source", source), ("target", target)):
-        if pid and pid not in primitives:
-            r.error(
-                "lcl_primitive_not_found",
-                f"relationship {key} {pid!r} is not a primitive",
-                key,
-                suggestions=closest(pid, all_ids),
-            )
+        if pid:
+            r.known(pid, primitives, key)
     if not (source and target and kind):
         return None
     if source == target:
@@ -164,8 +157,7 @@ def read_relationship(
 def read_node(
     r: Reader,
     operators: Mapping[str, OperatorSpec],
-    primitives: Container[str],
-    primitive_ids: list[str],
+    primitives: Collection[str],
     *,
     depth: int = 0,
 ) -> Node | None:
@@ -176,13 +168,7 @@ def read_node(
     if "primitive" in r.data:
         r.only(("primitive", "id", "params"), what="in a step")
         pid = r.text("primitive", required=True)
-        if pid not in primitives:
-            r.error(
-                "lcl_primitive_not_found",
-                f"unknown primitive {pid!r}",
-                "primitive",
-                suggestions=closest(pid, primitive_ids),
-            )
+        if not r.known(pid, primitives, "primitive"):
             return None
         explicit = r.text("id")
         params = r.table("params")
@@ -210,7 +196,7 @@ def read_node(
     children = [
         n
         for c in r.tables("children")
-        if (n := read_node(c, operators, primitives, primitive_ids, depth=depth + 1)) is not None
+        if (n := read_node(c, operators, primitives, depth=depth + 1)) is not None
     ]
     return operator_node(spec, r.raw("params", {}) or {}, children, r)
 
@@ -220,30 +206,17 @@ def operator_node(spec: OperatorSpec, raw: Any, children: list[Node], r: Reader)
     if not isinstance(raw, Mapping):
         r.error("lcl_wrong_type", "`params` must be a table")
         raw = {}
-    n = len(children)
-    if n < spec.min_children or (spec.max_children is not None and n > spec.max_children):
-        most = "" if spec.max_children is None else f" and at most {spec.max_children}"
-        r.error(
-            "lcl_operator_arity",
-            f"{spec.id} takes at least {spec.min_children}{most} children ({spec.children}); "
-            f"it has {n}",
-            "operator" if "operator" in r.data else "type",
-        )
-    locs = (
-        {k: r.loc("params", k) for k in raw}
-        if "params" in r.data
-        else {k: r.loc("parameters", k) for k in raw}
-    )
-    values, diags = validate_params(spec, raw, children=n, loc=r.loc(), locs=locs)
+    key = "params" if "params" in r.data else "parameters"
+    locs = {k: r.loc(key, k) for k in raw}
+    node, diags = build_operator(spec, raw, children, loc=r.loc(), param_locs=locs)
     r.diags.extend(diags)
-    return OperatorNode(spec.id, freeze(values), tuple(children), loc=r.loc(), param_locs=locs)
+    return node
 
 
 def read_composition(
     r: Reader,
     operators: Mapping[str, OperatorSpec],
-    primitives: Container[str],
-    primitive_ids: list[str],
+    primitives: Collection[str],
     *,
     origin: str = "builtin",
 ) -> Composition | None:
@@ -263,19 +236,12 @@ def read_composition(
                 "template",
             )
         tree = r.table("root")
-        root = read_node(tree, operators, primitives, primitive_ids) if tree else None
+        root = read_node(tree, operators, primitives) if tree else None
     else:
         name = r.choice("template", tuple(TEMPLATES), required=True)
         prims = r.strs("primitives", required=True)
         for i, p in enumerate(prims):
-            if p not in primitives:
-                r.error(
-                    "lcl_primitive_not_found",
-                    f"unknown primitive {p!r}",
-                    "primitives",
-                    i,
-                    suggestions=closest(p, primitive_ids),
-                )
+            r.known(p, primitives, "primitives", i)
         params = r.table("template_params")
         if name and not any(d.severity == "error" for d in r.diags[before:]):
             root, diags = apply_template(
@@ -285,7 +251,7 @@ def read_composition(
     rels = [
         rel
         for t in r.tables("relationships")
-        if (rel := read_relationship(t, primitives, primitive_ids)) is not None
+        if (rel := read_relationship(t, primitives)) is not None
     ]
     meta = read_metadata(r)
     after = sum(1 for d in r.diags if d.severity == "error")

@@ -36,18 +36,20 @@ Seed mismatches resolved (docs/lcl.md lists them with their tests):
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from .diagnostics import Diagnostic, Loc, closest
 from .predicates import Predicate, PredicateSyntaxError, parse
+from .tree import Node, OperatorNode, freeze
 
 __all__ = [
     "BUILTIN_OPERATORS",
     "OperatorSpec",
     "ParamSpec",
     "StratumRule",
+    "build_operator",
     "builtin_operators",
     "quorum_required",
     "validate_params",
@@ -353,3 +355,31 @@ def _quorum(
         )
     out["required"] = required
     out["threshold_pm"] = threshold
+
+
+def build_operator(
+    spec: OperatorSpec,
+    params: Mapping[str, Any],
+    children: Sequence[Node],
+    *,
+    loc: Loc,
+    param_locs: Mapping[str, Loc] | None = None,
+) -> tuple[OperatorNode, list[Diagnostic]]:
+    """An operator node with validated parameters (defaults applied) and checked arity."""
+    diags: list[Diagnostic] = []
+    n = len(children)
+    if n < spec.min_children or (spec.max_children is not None and n > spec.max_children):
+        most = "" if spec.max_children is None else f" and at most {spec.max_children}"
+        diags.append(
+            Diagnostic(
+                "lcl_operator_arity",
+                f"{spec.id} takes at least {spec.min_children}{most} children ({spec.children}); "
+                f"it has {n}",
+                loc,
+            )
+        )
+    values, more = validate_params(spec, params, children=n, loc=loc, locs=param_locs)
+    node = OperatorNode(
+        spec.id, freeze(values), tuple(children), loc=loc, param_locs=dict(param_locs or {})
+    )
+    return node, diags + more

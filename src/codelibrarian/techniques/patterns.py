@@ -15,12 +15,12 @@ adds each optional primitive under its condition (see :mod:`.lcl.evaluate`).
 
 from __future__ import annotations
 
-from collections.abc import Container, Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from .composition import Metadata, read_metadata
-from .diagnostics import Loc, closest
+from .diagnostics import Loc
 from .predicates import Predicate, PredicateSyntaxError, parse
 from .reader import Reader
 from .templates import TEMPLATES
@@ -188,9 +188,7 @@ def _situation(r: Reader) -> Situation | None:
     )
 
 
-def read_pattern(
-    r: Reader, primitives: Container[str], primitive_ids: list[str], operator_ids: list[str]
-) -> Pattern | None:
+def read_pattern(r: Reader, primitives: Collection[str], operator_ids: list[str]) -> Pattern | None:
     before = sum(1 for d in r.diags if d.severity == "error")
     r.only(
         ("id", "name", "archetype", "description", "actions", "domains", "scopes", "situations",
@@ -199,29 +197,14 @@ def read_pattern(
         what="in a pattern",
     )  # fmt: skip
 
-    def known(pid: str, *key: str | int) -> None:
-        if pid not in primitives:
-            r.error(
-                "lcl_primitive_not_found",
-                f"the pattern names an unknown primitive {pid!r}",
-                *key,
-                suggestions=closest(pid, primitive_ids),
-            )
-
     core = r.strs("core_primitives", required=True)
     for i, pid in enumerate(core):
-        known(pid, "core_primitives", i)
+        r.known(pid, primitives, "core_primitives", i)
     optional: list[OptionalPrimitive] = []
     for o in r.tables("optional_primitives"):
         o.only(("primitive", "include_when", "exclude_when", "rationale", "position"))
         pid = o.text("primitive", required=True)
-        if pid not in primitives:
-            o.error(
-                "lcl_primitive_not_found",
-                f"the pattern names an unknown primitive {pid!r}",
-                "primitive",
-                suggestions=closest(pid, primitive_ids),
-            )
+        o.known(pid, primitives, "primitive")
         inc = _pred(o, "include_when", required=True)
         exc = _pred(o, "exclude_when", required=False)
         if inc is not None:

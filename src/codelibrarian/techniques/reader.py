@@ -8,7 +8,7 @@ key) or a missing required key becomes a :class:`Diagnostic` at the value's
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
@@ -50,6 +50,20 @@ class Reader:
         self, code: str, message: str, *sub: str | int, suggestions: Sequence[str] = ()
     ) -> None:
         self.diags.append(Diagnostic(code, message, self.loc(*sub), tuple(suggestions)))
+
+    def known(
+        self,
+        value: str,
+        pool: Collection[str],
+        *sub: str | int,
+        what: str = "primitive",
+        code: str = "lcl_primitive_not_found",
+    ) -> bool:
+        """Is ``value`` one of ``pool``? If not, an error with the closest names."""
+        if value in pool:
+            return True
+        self.error(code, f"unknown {what} {value!r}", *sub, suggestions=closest(value, pool))
+        return False
 
     def warn(self, code: str, message: str, *sub: str | int) -> None:
         self.diags.append(Diagnostic(code, message, self.loc(*sub), severity="warning"))

@@ -242,14 +242,13 @@ def load_library(
                 PluginError(PRIMITIVE_GROUP, pid, primitives[pid].origin, problems[0].render())
             )
             del primitives[pid]
-    ids = sorted(primitives)
     diags: list[Diagnostic] = []
     relationships: list[Relationship] = []
     for _, data, positions in data_files("relationships"):
         r = Reader(data, positions=positions, diags=diags)
         r.only(("relationships",))
         relationships += [
-            x for t in r.tables("relationships") if (x := read_relationship(t, primitives, ids))
+            x for t in r.tables("relationships") if (x := read_relationship(t, primitives))
         ]
     cycle = find_cycle(relationships)
     if cycle:
@@ -263,14 +262,14 @@ def load_library(
     patterns: dict[str, Pattern] = {}
     for _, data, positions in data_files("patterns"):
         got = read_pattern(
-            Reader(data, positions=positions, diags=diags), primitives, ids, sorted(operators)
+            Reader(data, positions=positions, diags=diags), primitives, sorted(operators)
         )
         if got is not None:
             patterns[got.id] = got
     compositions: dict[str, Composition] = {}
     for _, data, positions in data_files("compositions"):
         comp = read_composition(
-            Reader(data, positions=positions, diags=diags), operators, primitives, ids
+            Reader(data, positions=positions, diags=diags), operators, primitives
         )
         if comp is not None:
             compositions[comp.id] = comp

@@ -27,8 +27,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from .diagnostics import Diagnostic, Loc, closest
-from .operators import OperatorSpec, ParamSpec, validate_params
-from .tree import Node, OperatorNode, Step, freeze
+from .operators import BUILTIN_OPERATORS, ParamSpec, build_operator
+from .tree import Node, OperatorNode, Step
 
 __all__ = ["TEMPLATES", "TemplateSpec", "apply_template"]
 
@@ -99,14 +99,8 @@ def _op(
     loc: Loc,
     locs: Mapping[str, Loc] | None = None,
 ) -> tuple[OperatorNode, list[Diagnostic]]:
-    from .operators import BUILTIN_OPERATORS
-
-    spec: OperatorSpec = next(o for o in BUILTIN_OPERATORS if o.id == operator)
-    values, diags = validate_params(spec, params, children=len(children), loc=loc, locs=locs)
-    node = OperatorNode(
-        operator, freeze(values), tuple(children), loc=loc, param_locs=dict(locs or {})
-    )
-    return node, diags
+    spec = next(o for o in BUILTIN_OPERATORS if o.id == operator)
+    return build_operator(spec, params, children, loc=loc, param_locs=locs)
 
 
 def apply_template(

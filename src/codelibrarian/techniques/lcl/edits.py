@@ -12,12 +12,10 @@ changes in a ``conditional`` node — ``add X when P`` inserts
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
 
-from ..diagnostics import Diagnostic, Loc
-from ..operators import OperatorSpec, validate_params
+from ..diagnostics import Loc
 from ..predicates import Predicate
 from ..tree import Node, OperatorNode, Step, freeze
 
@@ -27,7 +25,6 @@ __all__ = [
     "find",
     "get",
     "insert",
-    "make_operator",
     "matches",
     "replace_at",
     "sibling_group",
@@ -77,34 +74,6 @@ def replace_at(root: Node, path: Path, new: Node | None) -> Node | None:
     else:
         kids[i] = child
     return replace(root, children=tuple(kids))
-
-
-def make_operator(
-    spec: OperatorSpec,
-    params: Mapping[str, Any],
-    children: Sequence[Node],
-    *,
-    loc: Loc,
-    param_locs: Mapping[str, Loc] | None = None,
-) -> tuple[OperatorNode, list[Diagnostic]]:
-    """An operator node with validated parameters and arity."""
-    diags: list[Diagnostic] = []
-    n = len(children)
-    if n < spec.min_children or (spec.max_children is not None and n > spec.max_children):
-        most = "" if spec.max_children is None else f" and at most {spec.max_children}"
-        diags.append(
-            Diagnostic(
-                "lcl_operator_arity",
-                f"{spec.id} takes at least {spec.min_children}{most} children ({spec.children}); "
-                f"it has {n}",
-                loc,
-            )
-        )
-    values, more = validate_params(spec, params, children=n, loc=loc, locs=param_locs)
-    node = OperatorNode(
-        spec.id, freeze(values), tuple(children), loc=loc, param_locs=dict(param_locs or {})
-    )
-    return node, diags + more
 
 
 def conditional(

@@ -32,6 +32,7 @@ from typing import Any
 
 from ..diagnostics import Diagnostic, Loc, closest
 from ..facts import FACTS_SCHEMA
+from ..operators import build_operator
 from ..patterns import Pattern
 from ..predicates import Predicate, PredicateTypeError
 from ..registry import Library
@@ -53,7 +54,7 @@ from .ast import (
     WhenEdit,
     Wrap,
 )
-from .edits import conditional, find, get, insert, make_operator, replace_at, sibling_group
+from .edits import conditional, find, get, insert, replace_at, sibling_group
 
 __all__ = ["CompValue", "Decision", "PatternValue", "Reducer"]
 
@@ -231,7 +232,7 @@ class Reducer:
             return CompValue(None)
         kids = [self.as_comp(self.reduce(o)).root for o in e.operands]
         children = [k for k in kids if k is not None]
-        node, diags = make_operator(spec, e.params, children, loc=e.loc, param_locs=e.param_locs)
+        node, diags = build_operator(spec, e.params, children, loc=e.loc, param_locs=e.param_locs)
         self.diags.extend(diags)
         return CompValue(node)
 
@@ -485,7 +486,7 @@ class Reducer:
             whole = len(idx) == len(parent.children)
             if whole and parent.operator == w.operator == "sequence" and not w.params:
                 return root  # wrapping a whole sequence in a sequence changes nothing
-        node, diags = make_operator(spec, w.params, kids, loc=w.loc, param_locs=w.param_locs)
+        node, diags = build_operator(spec, w.params, kids, loc=w.loc, param_locs=w.param_locs)
         self.diags.extend(diags)
         new_node: Node = node
         if cond is not None:

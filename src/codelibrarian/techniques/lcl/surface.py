@@ -44,7 +44,7 @@ tables; in JSON, top-level names as in the seed). Every error is positioned.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Iterator, Mapping
 from decimal import Decimal
 from pathlib import PurePath
 from typing import Any
@@ -226,7 +226,7 @@ def read_program(r: Reader, *, name: str, compat: bool = False) -> Program | Non
                 **params,
             )
     for t in r.tables("relationships"):
-        rel = read_relationship(t, _Anything(), [])
+        rel = read_relationship(t, _Anything())
         if rel is not None:
             b.relate(
                 rel.source,
@@ -253,11 +253,17 @@ def read_program(r: Reader, *, name: str, compat: bool = False) -> Program | Non
         return None
 
 
-class _Anything:
+class _Anything(Collection[str]):
     """Primitive existence is checked at compile time (with suggestions), not while reading."""
 
     def __contains__(self, _item: object) -> bool:
         return True
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(())
+
+    def __len__(self) -> int:
+        return 0
 
 
 def programs_from_toml(text: str, source: str) -> tuple[list[Program], list[Diagnostic]]:
