@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.helpers import make_repo, run_cli
 
 BAD = """\
@@ -76,6 +78,7 @@ def test_lcl_check_lists_every_error_with_positions(tmp_path: Path) -> None:
     assert json.loads(ok.stdout)["programs"] == [{"name": "good", "ok": True}]
 
 
+@pytest.mark.slow
 def test_lcl_compile_presets_files_and_facts(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "r", {"app/login.py": "import jwt\n\ndef login():\n    return 1\n"})
     res = run_cli("lcl", "compile", "preset_security_review", "--json", "-C", str(repo))

@@ -10,6 +10,8 @@ import textwrap
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
 
+import pytest
+
 from codelibrarian.techniques import lcl
 from codelibrarian.techniques.registry import OPERATOR_GROUP, PRIMITIVE_GROUP, load_library
 from codelibrarian.techniques.tree import steps_of
@@ -72,6 +74,7 @@ def test_broken_and_clashing_plugins_are_recorded_not_fatal() -> None:
     assert lib.primitive("tp_bisect").origin == "builtin"
 
 
+@pytest.mark.slow
 def test_an_installed_plugin_is_found_and_used_by_the_cli(tmp_path: Path) -> None:
     site = tmp_path / "site"
     pkg = site / "acme_plugin"

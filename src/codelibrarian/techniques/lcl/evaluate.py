@@ -36,9 +36,8 @@ from ..operators import build_operator
 from ..patterns import Pattern
 from ..predicates import Predicate, PredicateTypeError
 from ..registry import Library
-from ..relationships import presence
 from ..templates import apply_template
-from ..tree import Node, OperatorNode, Step, freeze
+from ..tree import Node, Step, freeze
 from .ast import (
     Add,
     Compose,
@@ -54,7 +53,8 @@ from .ast import (
     WhenEdit,
     Wrap,
 )
-from .edits import conditional, find, get, insert, replace_at, sibling_group
+from .editor import TreeEditor
+from .edits import conditional
 
 __all__ = ["CompValue", "Decision", "PatternValue", "Reducer"]
 
@@ -102,7 +102,7 @@ Value = PatternValue | CompValue | PrimValue
 
 
 @dataclass
-class Reducer:
+class Reducer(TreeEditor):
     """One evaluation (or type check) of an LCL expression against a library.
 
     ``decide`` returns a condition's value, or None to leave it residual; with
@@ -115,20 +115,6 @@ class Reducer:
     decisions: list[Decision] = field(default_factory=list)
 
     # -- helpers ----------------------------------------------------------------
-
-    def err(self, code: str, message: str, loc: Loc, suggestions: tuple[str, ...] = ()) -> None:
-        self.diags.append(Diagnostic(code, message, loc, suggestions))
-
-    def known_primitive(self, pid: str, loc: Loc) -> bool:
-        if pid in self.library.primitives:
-            return True
-        self.err(
-            "lcl_primitive_not_found",
-            f"unknown primitive {pid!r}",
-            loc,
-            closest(pid, self.library.primitives),
-        )
-        return False
 
     def check_condition(self, pred: Predicate, loc: Loc) -> bool:
         """``Γ ⊢ p : bool`` over the facts (LCL conditions are decided before the run)."""
@@ -378,144 +364,3 @@ class Reducer:
         elif p.template_params is not None:
             params = freeze({**dict(params), **dict(p.template_params)})
         return PatternValue(v.pattern, core, optional, template, params)
-
-    def edit_tree(self, root: Node, edit: Edit, cond: Predicate | None) -> Node | None:
-        if isinstance(edit, Add):
-            return self.add(root, edit, cond)
-        if isinstance(edit, Remove):
-            return self.remove(root, edit, cond)
-        if isinstance(edit, Replace):
-            return self.replace(root, edit, cond)
-        assert isinstance(edit, Wrap)
-        return self.wrap(root, edit, cond)
-
-    def _names(self, root: Node) -> list[str]:
-        return [s.primitive for s in _steps(root)]
-
-    def add(self, root: Node, edit: Add, cond: Predicate | None) -> Node:
-        if not self.known_primitive(edit.primitive, edit.loc):
-            return root
-        if cond is None and presence(root).get(edit.primitive) == "certain":
-            self.diags.append(
-                Diagnostic(
-                    "lcl_add_duplicate",
-                    f"{edit.primitive} is already a step; adding it runs it twice",
-                    edit.loc,
-                    severity="warning",
-                )
-            )
-        node: Node = Step(edit.primitive, freeze(dict(edit.params)), loc=edit.loc)
-        if cond is not None:
-            node = conditional(cond, node, loc=edit.loc)
-        new, problem = insert(root, node, edit.position)
-        if problem:
-            target = edit.position.partition(":")[2]
-            self.err("lcl_bad_position", problem, edit.loc, closest(target, self._names(root)))
-        return new
-
-    def remove(self, root: Node, edit: Remove, cond: Predicate | None) -> Node | None:
-        paths = find(root, edit.target)
-        if not paths:
-            self.err(
-                "lcl_remove_target_missing",
-                f"cannot remove {edit.target!r}: it is not a step of the composition",
-                edit.loc,
-                closest(edit.target, self._names(root)),
-            )
-            return root
-        new: Node | None = root
-        for path in reversed(paths):
-            assert new is not None
-            keep = None
-            if cond is not None:
-                keep = conditional(cond.negated(), get(new, path), loc=edit.loc)
-            new = replace_at(new, path, keep)
-        return new
-
-    def replace(self, root: Node, edit: Replace, cond: Predicate | None) -> Node:
-        if not self.known_primitive(edit.new, edit.loc):
-            return root
-        paths = find(root, edit.old)
-        if not paths:
-            self.err(
-                "lcl_replace_target_missing",
-                f"cannot replace {edit.old!r}: it is not a step of the composition",
-                edit.loc,
-                closest(edit.old, self._names(root)),
-            )
-            return root
-        new = root
-        for path in reversed(paths):
-            old = get(new, path)
-            repl: Node = Step(edit.new, loc=edit.loc)
-            if cond is not None:
-                repl = conditional(cond, repl, old, loc=edit.loc)
-            got = replace_at(new, path, repl)
-            assert got is not None
-            new = got
-        return new
-
-    def wrap(self, root: Node, w: Wrap, cond: Predicate | None) -> Node:
-        spec = self.library.operators.get(w.operator)
-        if spec is None:
-            self.err(
-                "lcl_operator_not_found",
-                f"unknown operator {w.operator!r}",
-                w.loc,
-                closest(w.operator, self.library.operators),
-            )
-            return root
-        if not w.inputs:
-            self.err("lcl_operator_inputs", f"{w.operator} needs at least one input step", w.loc)
-            return root
-        parent_path, idx, problem = sibling_group(root, w.inputs)
-        if problem:
-            self.err(
-                "lcl_operator_inputs",
-                f"cannot wrap {', '.join(w.inputs)} in {w.operator}: {problem}",
-                w.loc,
-                closest(w.inputs[0], [s.primitive for s in _steps(root)]),
-            )
-            return root
-        if parent_path is None:
-            kids: list[Node] = [root]
-        else:
-            parent = get(root, parent_path)
-            assert isinstance(parent, OperatorNode)
-            kids = [parent.children[i] for i in idx]
-            whole = len(idx) == len(parent.children)
-            if whole and parent.operator == w.operator == "sequence" and not w.params:
-                return root  # wrapping a whole sequence in a sequence changes nothing
-        node, diags = build_operator(spec, w.params, kids, loc=w.loc, param_locs=w.param_locs)
-        self.diags.extend(diags)
-        new_node: Node = node
-        if cond is not None:
-            plain = (
-                kids[0]
-                if len(kids) == 1
-                else OperatorNode("sequence", freeze({}), tuple(kids), loc=w.loc)
-            )
-            new_node = conditional(cond, node, plain, loc=w.loc)
-        if parent_path is None:
-            return new_node
-        holder = get(root, parent_path)
-        assert isinstance(holder, OperatorNode)
-        return _swap(root, parent_path, holder, idx, new_node)
-
-
-def _swap(
-    root: Node, parent_path: tuple[int, ...], parent: OperatorNode, idx: list[int], node: Node
-) -> Node:
-    kids = list(parent.children)
-    for i in reversed(idx[1:]):
-        del kids[i]
-    kids[idx[0]] = node
-    new = replace_at(root, parent_path, replace(parent, children=tuple(kids)))
-    assert new is not None
-    return new
-
-
-def _steps(root: Node) -> list[Step]:
-    from ..tree import steps_of
-
-    return list(steps_of(root))
