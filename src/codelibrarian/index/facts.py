@@ -11,7 +11,7 @@ against; this module computes the values, deterministically, from
 Each true fact carries evidence: up to five repository paths, sorted, that made it
 true. The detection rules (path names, import prefixes, changed-line keywords) are
 tables in :mod:`.fact_rules`: heuristics, stated so a reader can check why a fact is true.
-Cost: two indexed queries and a pass over the paths — a few milliseconds for a
+Cost: two indexed queries and a pass over the paths — about 20–40 ms for a
 2,000-file index (see benchmarks/RESULTS.md).
 """
 
