@@ -17,6 +17,7 @@ what was wrong, where, and the next step.
      │    └── ProviderCallFailed             one request failed (kind, retryable)
      ├── StageFailed                         a query pipeline stage failed
      ├── PackValidationError   (ValueError)  an LCP / handoff file fails its schema
+     ├── RunStateError                       a workflow run's ledger cannot be trusted or replayed
      └── NotFound              (KeyError)    a decision, run or pack id is unknown
 """
 
@@ -37,6 +38,7 @@ __all__ = [
     "ProviderCallFailed",
     "ProviderError",
     "ProviderUnavailable",
+    "RunStateError",
     "StageFailed",
     "UnverifiedByTrace",
     "UsageError",
@@ -175,6 +177,12 @@ class PackValidationError(LibrarianError, ValueError):
     code = "pack_invalid"
 
 
+class RunStateError(LibrarianError):
+    """A workflow run's ledger does not verify, or replaying it does not reproduce it."""
+
+    code = "run_state"
+
+
 class NotFound(LibrarianError, KeyError):
     code = "not_found"
 
@@ -194,6 +202,7 @@ EXIT_CODES: dict[type[LibrarianError], int] = {
     StageFailed: 8,
     PackValidationError: 9,
     NotFound: 10,
+    RunStateError: 11,
 }
 
 

@@ -156,9 +156,12 @@ def runs_list_cmd(as_json: bool = JSON_OPTION, repo: Path = REPO_OPTION) -> None
         print_json({"runs": [r.model_dump() for r in runs]})
         return
     if not runs:
-        _say("no runs yet (start one with `librarian pack --agent A --task ...`)")
+        _say("no runs yet (`librarian runs start COMPOSITION TASK` or `librarian pack ...`)")
     for r in runs:
-        _say(f"{r.run_id}  packs: {', '.join(r.agents) or '-'}  handoffs: {len(r.handoffs)}")
+        flow = f"  {r.composition}: {r.status}" if r.composition else ""
+        _say(
+            f"{r.run_id}{flow}  packs: {', '.join(r.agents) or '-'}  handoffs: {len(r.handoffs)}"
+        )
 
 
 @runs_app.command("show")
@@ -167,14 +170,22 @@ def runs_show_cmd(
     as_json: bool = JSON_OPTION,
     repo: Path = REPO_OPTION,
 ) -> None:
-    """Show one run: packs, handoffs and the journal."""
+    """Show one run: a workflow run's trace tree, packs, handoffs and the journal."""
     try:
-        detail = _open(repo).run(run)
+        lib = _open(repo)
+        with lib:
+            detail = lib.run(run)
+            workflow = lib.run_show(run) if detail.summary.ledger_uri is not None else None
     except LibrarianError as exc:
         raise fail(exc, as_json=as_json) from None
     if as_json:
-        print_json(detail.to_dict())
+        print_json({**detail.to_dict(), **({"workflow": workflow} if workflow else {})})
         return
+    if workflow is not None:
+        from ..run_view import render_run
+
+        out_console().file.write(render_run(workflow, width=out_console().width or 100))
+        _say("")
     _say(f"run {run}")
     for p in detail.packs:
         _say(

@@ -142,8 +142,13 @@ class ComposeService:
         record: bool = True,
         reveal: bool = False,
         progress: Callable[[int, int], None] | None = None,
+        lanes: Sequence[str] | None = None,
     ) -> ComposeResult:
-        """Compose a pack for ``task`` (see :meth:`codelibrarian.api.Librarian.compose`)."""
+        """Compose a pack for ``task`` (see :meth:`codelibrarian.api.Librarian.compose`).
+
+        ``lanes`` keeps only those lanes' candidates (a workflow step's context
+        recipe names them; the policy lane's exclusions apply regardless).
+        """
         config = self.ws.config
         fmt = fmt or config.compose.format
         if fmt not in FORMATS:
@@ -174,10 +179,14 @@ class ComposeService:
             use_cache=use_cache and record,
             record=record,
             reveal=reveal,
+            lanes=lanes,
         )
 
-    def gather(self, trigger: Trigger, total: int) -> Gathered:
-        """Every source's candidates for ``trigger`` under ``total`` tokens."""
+    def gather(
+        self, trigger: Trigger, total: int, lanes: Sequence[str] | None = None
+    ) -> Gathered:
+        """Every source's candidates for ``trigger`` under ``total`` tokens (only
+        ``lanes``' candidates when given)."""
         ws = self.ws
         ws.state.ensure()
         store = ws.open_store()
@@ -206,8 +215,13 @@ class ComposeService:
             as_of=trigger.as_of,
         )
         candidates: list[Candidate] = []
+        keep = None if lanes is None else frozenset(lanes)
         for source in ws.sources():
-            candidates.extend(source.gather(ctx))
+            if keep is not None and source.name in LANES and source.name not in keep:
+                continue  # a built-in lane the caller left out: do not even gather it
+            candidates.extend(
+                c for c in source.gather(ctx) if keep is None or c.lane in keep
+            )
         adjusted = []
         for cand in candidates:
             delta = relevance_delta(vitals, lane=cand.lane, recency_bucket=cand.recency_bucket)
@@ -216,9 +230,11 @@ class ComposeService:
             )
         return Gathered(tuple(adjusted), vitals, changes, store)
 
-    def prepare(self, trigger: Trigger, total: int) -> Prepared:
+    def prepare(
+        self, trigger: Trigger, total: int, lanes: Sequence[str] | None = None
+    ) -> Prepared:
         """Gather, apply the policy engine, shape the budget and build the context."""
-        gathered = self.gather(trigger, total)
+        gathered = self.gather(trigger, total, lanes)
         config = self.ws.config
         outcome = self.ws.policy.apply(gathered.candidates, budget=total)
         excluded = {ident for ident, _ in outcome.excluded_rules}
@@ -263,11 +279,12 @@ class ComposeService:
         use_cache: bool,
         record: bool,
         reveal: bool,
+        lanes: Sequence[str] | None = None,
     ) -> ComposeResult:
         """Compose ``trigger`` under ``total``; record the decision when ``record``."""
         state = self.ws.state
         tokenizer = get_tokenizer(trigger.model)
-        prep = self.prepare(trigger, total)
+        prep = self.prepare(trigger, total, lanes)
         cache = TieredCache(self._memory, DiskCache(state.cache_dir)) if use_cache else None
         render_fmt: Format = "markdown" if fmt == "json" else cast(Format, fmt)
         composition = compose(
@@ -295,7 +312,9 @@ class ComposeService:
             reveal=reveal,
         )
         if decision_id is not None:
-            self._write_sidecar(decision_id, trigger, total=total, fmt=fmt, files=result.files)
+            self._write_sidecar(
+                decision_id, trigger, total=total, fmt=fmt, files=result.files, lanes=lanes
+            )
         return result
 
     # ------------------------------------------------------ explain, replay
@@ -306,7 +325,14 @@ class ComposeService:
         return self.ws.state.decisions_dir / _PRIVATE_DIR / f"{decision_id}.json"
 
     def _write_sidecar(
-        self, decision_id: str, trigger: Trigger, *, total: int, fmt: str, files: Sequence[str]
+        self,
+        decision_id: str,
+        trigger: Trigger,
+        *,
+        total: int,
+        fmt: str,
+        files: Sequence[str],
+        lanes: Sequence[str] | None = None,
     ) -> None:
         """Private replay inputs (task, diff, files) and the files the pack showed.
 
@@ -321,6 +347,8 @@ class ComposeService:
             "format": fmt,
             "files": list(files),
         }
+        if lanes is not None:
+            data["lanes"] = list(lanes)
         tmp = path.with_suffix(".tmp")
         tmp.write_text(json.dumps(data, sort_keys=True) + "\n", encoding="utf-8")
         tmp.replace(path)
@@ -369,8 +397,9 @@ class ComposeService:
             ) from None
         trigger = Trigger.from_dict(side["trigger"])
         total = int(side["budget"])
+        lanes = side.get("lanes")
         self.ws.ensure_index(refresh=True)
-        prep = self.prepare(trigger, total)
+        prep = self.prepare(trigger, total, lanes)
         differences: list[str] = []
         recorded_extra = rec.get("extra", {})
         for key, value in prep.context.extra:
