@@ -248,7 +248,7 @@ class _Loop:
             return _done("failed" if has_condition else "succeeded", reason, r.value)
         rt.emit("loop_decision", node=node_id, iteration=it, decision="continue", reason="not_met")
         f.state.update(iteration=it + 1, prev=_iteration_signature(f.state["cur"]), cur=[])
-        return Branch(0, "next_iteration")
+        return Continue(run=(0,))  # the body again, in a fresh frame
 
 
 class _Retry:

@@ -33,7 +33,15 @@ from typing import Any
 
 from ..errors import NotFound
 
-__all__ = ["GENESIS", "Ledger", "LedgerCheck", "entry_hash", "read_entries", "verify"]
+__all__ = [
+    "GENESIS",
+    "Ledger",
+    "LedgerCheck",
+    "check_chain",
+    "entry_hash",
+    "read_entries",
+    "verify",
+]
 
 GENESIS = "0" * 64
 _RESERVED = ("seq", "at", "kind", "prev", "hash")
@@ -95,6 +103,11 @@ def verify(path: Path) -> LedgerCheck:
         entries, torn = read_entries(path)
     except ValueError as exc:
         return LedgerCheck(False, 0, 0, f"an entry is not JSON: {exc}")
+    return check_chain(entries, torn)
+
+
+def check_chain(entries: Sequence[Mapping[str, Any]], torn: int = 0) -> LedgerCheck:
+    """The chain check of entries already read (see :func:`verify`)."""
     prev = GENESIS
     for i, entry in enumerate(entries):
         if not isinstance(entry, dict) or entry.get("seq") != i:

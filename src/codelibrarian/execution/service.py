@@ -457,8 +457,16 @@ class ExecutionService:
         engine = self._engine(meta, plan)
         session = RunSession(store, meta, plan, engine, None)  # type: ignore[arg-type]
         entries, _ = read_entries(store.runs.ledger_path(run_id))
+        from .ledger import check_chain
         from .session import INPUT_KINDS
 
+        check = check_chain(entries)
+        if not check.ok:
+            raise RunStateError(
+                f"run {run_id}: the ledger's chain is broken at entry {check.broken_at} "
+                f"({check.reason})",
+                hint=f"`librarian runs verify {run_id}` shows the check.",
+            )
         for entry in entries:
             if entry.get("kind") in INPUT_KINDS:
                 session._replay_input(entry)

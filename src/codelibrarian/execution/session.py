@@ -25,7 +25,7 @@ from typing import Any
 
 from ..errors import RunStateError
 from .core import Engine, Turn
-from .ledger import Ledger
+from .ledger import Ledger, check_chain
 from .plan import RunPlan
 from .rules import canonical, digest_value
 from .store import RunMeta, WorkflowStore
@@ -105,6 +105,13 @@ class RunSession:
         """Replay a run's ledger into ``engine`` (fresh); returns the session and the
         breaker updates of turns whose events had not all been written."""
         ledger, entries, torn = Ledger.open(store.runs.ledger_path(meta.run_id))
+        check = check_chain(entries)
+        if not check.ok:
+            raise RunStateError(
+                f"run {meta.run_id}: the ledger's chain is broken at entry {check.broken_at} "
+                f"({check.reason}); the run cannot be trusted or resumed",
+                hint=f"`librarian runs verify {meta.run_id}` shows the check.",
+            )
         session = cls(store, meta, plan, engine, ledger)
         expected: deque[dict[str, Any]] = deque()
         recovered: list[Action] = []
