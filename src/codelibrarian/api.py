@@ -50,11 +50,11 @@ from .tokens import get_tokenizer
 from .vitals import StatusRecord, VitalsSnapshot, measure, record_status
 
 if TYPE_CHECKING:
-    from .index.indexer import UpdateResult
-    from .packs.runs import RunSummary
     from .execution.report import RunVerification, RunView
     from .execution.service import ExecutionService
     from .execution.store import TraceLoad
+    from .index.indexer import UpdateResult
+    from .packs.runs import RunSummary
     from .packs.service import HandoffResult, PackResult, RunDetail
     from .query.report import ProgressReporter
     from .query.types import CancellationToken, QueryDepth

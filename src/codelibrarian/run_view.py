@@ -74,9 +74,7 @@ def render_trace(tree: Mapping[str, Any], *, width: int = 100) -> str:
     root = Tree(_label(tree))
     grow(root, tree)
     buf = io.StringIO()
-    Console(file=buf, width=width, color_system=None, highlight=False, soft_wrap=False).print(
-        root
-    )
+    Console(file=buf, width=width, color_system=None, highlight=False, soft_wrap=False).print(root)
     return buf.getvalue()
 
 

@@ -23,8 +23,12 @@ from tests.helpers import make_repo
 from . import plugin_steps
 
 ROOT = Path(__file__).resolve().parents[2]
-BUILTIN_P = EntryPoint("builtin", "codelibrarian.techniques.data:builtin_primitives", PRIMITIVE_GROUP)
-BUILTIN_O = EntryPoint("builtin", "codelibrarian.techniques.operators:builtin_operators", OPERATOR_GROUP)
+BUILTIN_P = EntryPoint(
+    "builtin", "codelibrarian.techniques.data:builtin_primitives", PRIMITIVE_GROUP
+)
+BUILTIN_O = EntryPoint(
+    "builtin", "codelibrarian.techniques.operators:builtin_operators", OPERATOR_GROUP
+)
 TEST_P = EntryPoint("steps", "tests.execution.plugin_steps:primitives", PRIMITIVE_GROUP)
 
 BUGGY_FILES = {

@@ -191,7 +191,9 @@ def simulate(
                 handle(engine.breaker(a.node_id, verdict, now))
             elif isinstance(a, BreakerUpdate):
                 breaker_state[a.key] = breaker_record(
-                    breaker_state.get(a.key, {}), success=a.success, now_ms=now,
+                    breaker_state.get(a.key, {}),
+                    success=a.success,
+                    now_ms=now,
                     threshold=a.threshold,
                 )
 
@@ -206,8 +208,10 @@ def simulate(
         if running and (wake is None or running[0][0] <= wake):
             finish, _, d, out = running.pop(0)
             now = max(now, finish)
-            output = dict(out.output) if out.output is not None else (
-                {"ok": True} if out.status == "success" else None
+            output = (
+                dict(out.output)
+                if out.output is not None
+                else ({"ok": True} if out.status == "success" else None)
             )
             handle(
                 engine.result(

@@ -243,3 +243,17 @@ def test_unknown_run_and_unknown_composition(buggy_repo: Path) -> None:
     with pytest.raises(NotFound) as exc:
         service.start("tc_root_cause_recovry", TASK)
     assert "tc_root_cause_recovery" in (exc.value.hint or "")
+
+
+def test_step_outputs_reach_the_history_before_the_next_context(buggy_repo: Path) -> None:
+    from codelibrarian.sources.sessions import load_session_entries
+
+    tree = op("sequence", s("test_noop"), s("test_noop", "b"), s("test_agent"))
+    service = make_service(buggy_repo)
+    view = service.start(compiled(tree), TASK)
+    sessions = State(buggy_repo).sessions_dir
+    mine = [e for e in load_session_entries(sessions) if e.session == f"run-{view.run_id}"]
+    assert len(mine) == 2  # both builtin outputs, written once, before the handout
+    service.submit(view.run_id, "test_agent", {"conclusion": "done"})
+    mine = [e for e in load_session_entries(sessions) if e.session == f"run-{view.run_id}"]
+    assert len(mine) == 3 and "done" in mine[-1].text

@@ -58,7 +58,8 @@ def _unsupported_plan() -> RunPlan:
 
 CASES = [
     Case("sequence_in_order", op("sequence", s("a"), s("b"), s("c")),
-         dispatches=["a.1", "b.1", "c.1"], outputs={"a": {"ok": True}, "b": {"ok": True}, "c": {"ok": True}}),
+         dispatches=["a.1", "b.1", "c.1"],
+         outputs={"a": {"ok": True}, "b": {"ok": True}, "c": {"ok": True}}),
     Case("sequence_stops_at_first_failure", op("sequence", s("a"), s("b"), s("c")),
          {"b": [FAIL]}, ["a.1", "b.1"], "failed", [], {"a": {"ok": True}}, reason="child_failed"),
     Case("sequence_stops_at_contract_violation", op("sequence", s("a"), s("b"), s("c")),
@@ -96,7 +97,8 @@ CASES = [
          op("sequence", op("conditional", s("a"), when="codebase.file_count > 100"), s("c")),
          dispatches=["c.1"], decisions=["skip conditional#1 condition_false"]),
     Case("conditional_reads_an_earlier_output",
-         op("sequence", s("a"), op("conditional", s("b"), s("c"), when="steps.a.output.score >= 5")),
+         op("sequence", s("a"),
+            op("conditional", s("b"), s("c"), when="steps.a.output.score >= 5")),
          {"a": [ok(score=7)]}, ["a.1", "b.1"],
          decisions=["branch conditional#1->b condition_true"]),
     Case("loop_until_a_confident_hypothesis",

@@ -30,7 +30,7 @@ def test_docs_list_every_tool_argument_and_resource(tmp_path: Path) -> None:
         return tools, templates
 
     tools, templates = anyio.run(listing)
-    assert len(tools) == 5
+    assert len(tools) == 9
     for name, args in tools:
         assert f"### `{name}`" in doc, name
         section = doc.split(f"### `{name}`", 1)[1].split("\n### ", 1)[0]

@@ -159,9 +159,7 @@ def runs_list_cmd(as_json: bool = JSON_OPTION, repo: Path = REPO_OPTION) -> None
         _say("no runs yet (`librarian runs start COMPOSITION TASK` or `librarian pack ...`)")
     for r in runs:
         flow = f"  {r.composition}: {r.status}" if r.composition else ""
-        _say(
-            f"{r.run_id}{flow}  packs: {', '.join(r.agents) or '-'}  handoffs: {len(r.handoffs)}"
-        )
+        _say(f"{r.run_id}{flow}  packs: {', '.join(r.agents) or '-'}  handoffs: {len(r.handoffs)}")
 
 
 @runs_app.command("show")

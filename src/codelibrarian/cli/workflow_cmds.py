@@ -56,10 +56,17 @@ def _print_view(view: RunView, as_json: bool) -> None:
     if as_json:
         print_json(view.to_dict())
         return
-    _say(f"run {view.run_id} · {view.composition} · {view.status}" + (f" ({view.reason})" if view.reason else ""))
+    _say(
+        f"run {view.run_id} · {view.composition} · {view.status}"
+        + (f" ({view.reason})" if view.reason else "")
+    )
     _say(
         f"{view.dispatched} dispatched, {view.results} results, {view.tokens} tokens"
-        + (f" · waiting until {view.wait_until} (epoch ms)" if view.wait_until and not view.pending else "")
+        + (
+            f" · waiting until {view.wait_until} (epoch ms)"
+            if view.wait_until and not view.pending
+            else ""
+        )
     )
     if view.already_recorded:
         _say("that output was already recorded; nothing changed")
@@ -74,7 +81,7 @@ def _print_view(view: RunView, as_json: bool) -> None:
     _say(f"next: {view.next_command}")
 
 
-def start_cmd(
+def start_cmd(  # noqa: PLR0917 - typer maps each option to a parameter
     composition: str = typer.Argument(
         ..., help="A composition id, a preset name, or an LCL program file (.toml/.json)."
     ),
@@ -128,7 +135,9 @@ def next_cmd(
         required = d["output_schema"].get("required", [])
         _say(f"output: a JSON object with {', '.join(required) or 'the schema fields'}")
         for c in d.get("postconditions", []):
-            _say(f"  must hold: {c['when']}" + (f" ({c['description']})" if c["description"] else ""))
+            _say(
+                f"  must hold: {c['when']}" + (f" ({c['description']})" if c["description"] else "")
+            )
         for reason in d.get("previous_violations", []):
             _say(f"  last attempt was rejected: {reason}")
         if d.get("degraded"):

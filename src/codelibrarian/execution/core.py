@@ -229,9 +229,7 @@ class Engine:
         self.history.append((res.dispatch_id, res.status))
         for anc in self._ancestors(frame):
             if anc.node.operator == "loop":
-                anc.state["cur"].append(
-                    (step.step_id, "succeeded" if ok else "failed", output)
-                )
+                anc.state["cur"].append((step.step_id, "succeeded" if ok else "failed", output))
         self._work.append(
             lambda: self._finish(
                 frame, NodeResult("succeeded" if ok else "failed", res.status, output)
@@ -412,9 +410,7 @@ class Engine:
             self.emit("skip_decision", node=nid, reason=d.reason)
             self._finish(frame, NodeResult("skipped", d.reason))
         elif isinstance(d, Branch):
-            self.emit(
-                "branch_decision", node=nid, target=child_id(node, d.target), reason=d.reason
-            )
+            self.emit("branch_decision", node=nid, target=child_id(node, d.target), reason=d.reason)
             self._work.append(lambda: self._start_child(frame, d.target))
         elif isinstance(d, Retry):
             self.emit("retry_decision", node=nid, attempt=d.attempt, delay_ms=d.delay_ms)
@@ -460,7 +456,9 @@ class Engine:
         decision = interp.child_done(parent, frame.slot, result, self)
         self._apply(parent, decision)
 
-    def _finish_run(self, status: Literal["succeeded", "failed", "terminated"], reason: str) -> None:
+    def _finish_run(
+        self, status: Literal["succeeded", "failed", "terminated"], reason: str
+    ) -> None:
         for dispatch_id in sorted(self.inflight):
             self._cancel(dispatch_id, reason)
         self.status = status

@@ -168,7 +168,9 @@ class Dispatcher:
             res = StepResult(d.dispatch_id, "violated", None, raw.tokens, raw.duration_ms, codes)
             return res, reasons
         return (
-            StepResult(d.dispatch_id, "success", raw.output, raw.tokens, raw.duration_ms, raw.codes),
+            StepResult(
+                d.dispatch_id, "success", raw.output, raw.tokens, raw.duration_ms, raw.codes
+            ),
             (),
         )
 
@@ -198,7 +200,9 @@ class Dispatcher:
         query = recipe.render_query(renv) or self.meta.task
         root = env.ws.root
         files = tuple(
-            f for f in recipe.pinned_files(renv) if (root / f).is_file() and not env.ws.is_sensitive(f)
+            f
+            for f in recipe.pinned_files(renv)
+            if (root / f).is_file() and not env.ws.is_sensitive(f)
         )
         now_ms = env.clock_ms()
         result = env.composer.compose(

@@ -213,7 +213,9 @@ class _Loop:
             verdicts = [
                 out["passed"]
                 for _, s, out in cur
-                if s == "succeeded" and isinstance(out, Mapping) and isinstance(out.get("passed"), bool)
+                if s == "succeeded"
+                and isinstance(out, Mapping)
+                and isinstance(out.get("passed"), bool)
             ]
             if verdicts and verdicts[-1] is True:
                 return "verification_passed"
@@ -238,7 +240,11 @@ class _Loop:
             return _done("succeeded", why, r.value)
         if not has_condition and r.status == "failed":
             rt.emit(
-                "loop_decision", node=node_id, iteration=it, decision="stop", reason="iteration_failed"
+                "loop_decision",
+                node=node_id,
+                iteration=it,
+                decision="stop",
+                reason="iteration_failed",
             )
             return _done("failed", "iteration_failed", r.value)
         bound = params.get("max_iterations")
@@ -377,7 +383,11 @@ class _Vote:
             return _done("failed", "no_votes")
         if self.operator == "quorum" and params.get("on_no_quorum") == "fail":
             return _done("failed", "no_quorum")
-        reason = "vote_tied" if t.tied else ("no_quorum" if self.operator == "quorum" else "no_consensus")
+        reason = (
+            "vote_tied"
+            if t.tied
+            else ("no_quorum" if self.operator == "quorum" else "no_consensus")
+        )
         return Escalate(reason)
 
     def resolve(self, f: Frame, approved: bool, rt: Runtime) -> Decision:

@@ -88,7 +88,9 @@ def read_entries(path: Path) -> tuple[list[dict[str, Any]], int]:
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        raise NotFound(f"run has no ledger at {path.name}", hint="Is this a workflow run?") from None
+        raise NotFound(
+            f"run has no ledger at {path.name}", hint="Is this a workflow run?"
+        ) from None
     cut = raw.rfind(b"\n") + 1
     torn = len(raw) - cut
     entries: list[dict[str, Any]] = []

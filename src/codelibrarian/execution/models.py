@@ -120,7 +120,9 @@ class ModelAccess:
                 f"{r.profile.provider}/{r.profile.model_id}: {', '.join(r.reasons)}"
                 for r in result.rejected[:3]
             )
-            return ModelChoice(None, None, tuple(events), UnverifiedByTrace("capability_mismatch", why))
+            return ModelChoice(
+                None, None, tuple(events), UnverifiedByTrace("capability_mismatch", why)
+            )
         best = result.best.profile
         events.append(
             {

@@ -142,12 +142,17 @@ def trace_tree(plan: RunPlan, entries: Sequence[Mapping[str, Any]]) -> dict[str,
                 "branch_decision": f"branch → {e.get('target')} ({e.get('reason')})",
                 "loop_decision": f"iteration {e.get('iteration')}: {e.get('decision')} "
                 f"({e.get('reason')})",
-                "retry_decision": f"retry: attempt {e.get('attempt')} after "
-                f"{e.get('delay_ms')} ms",
+                "retry_decision": f"retry: attempt {e.get('attempt')} after {e.get('delay_ms')} ms",
                 "skip_decision": f"skipped ({e.get('reason')})",
             }[str(kind)]
             decisions.setdefault(node, []).append(text)
-        elif kind in ("vote_result", "escalation", "checkpoint", "timebox_expired", "budget_refused"):
+        elif kind in (
+            "vote_result",
+            "escalation",
+            "checkpoint",
+            "timebox_expired",
+            "budget_refused",
+        ):
             decisions.setdefault(node, []).append(f"{kind}: {_summary(e)}")
 
     def walk(node: Node) -> dict[str, Any]:

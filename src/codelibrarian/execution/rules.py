@@ -53,9 +53,7 @@ def _jitter_per_mille(seed: str) -> int:
     return int.from_bytes(raw, "big") % 1000
 
 
-def retry_delay(
-    backoff: str, *, base_ms: int, max_ms: int, failed_attempt: int, seed: str
-) -> int:
+def retry_delay(backoff: str, *, base_ms: int, max_ms: int, failed_attempt: int, seed: str) -> int:
     """Milliseconds to wait after attempt ``failed_attempt`` (1-based) failed.
 
     ``constant``: base; ``linear``: base × n; ``exponential``: base × 2^(n-1);

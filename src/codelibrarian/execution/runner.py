@@ -19,12 +19,12 @@ import json
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..packs.runs import stamp
 from .breakers import BreakerStore
 from .builtins import CancelToken
-from .dispatch import Dispatcher, Raw, ShellEnv
+from .dispatch import Dispatcher, Raw, ShellEnv, StepContext
 from .session import RunSession
 from .values import (
     Action,
@@ -35,6 +35,9 @@ from .values import (
     Finish,
     Pause,
 )
+
+if TYPE_CHECKING:
+    from ..sources.sessions import SessionEntry
 
 __all__ = ["Runner"]
 
@@ -63,6 +66,7 @@ class Runner:
         self.running: dict[str, tuple[Future[Raw], CancelToken, Dispatch]] = {}
         self.handed: dict[str, dict[str, Any]] = {}
         self.journal: list[str] = []
+        self.history: list[SessionEntry] = []  # written before any context is composed
         self._pool: ThreadPoolExecutor | None = None
 
     @property
@@ -85,6 +89,7 @@ class Runner:
             if self._pool is not None:
                 self._pool.shutdown(wait=False, cancel_futures=True)
                 self._pool = None
+            self.flush_history()
             self.flush_journal()
 
     def _loop(self, wait_timers: bool) -> None:
@@ -202,16 +207,18 @@ class Runner:
         route = self.d.route(d)
         token = CancelToken(d.deadline_ms, self.env.clock_ms)
         if route == "builtin":
-            self.running[d.dispatch_id] = (self._pool_submit(self.d.builtin_job(d, token)), token, d)
+            self.running[d.dispatch_id] = (
+                self._pool_submit(self.d.builtin_job(d, token)),
+                token,
+                d,
+            )
             return
         degraded = None
         if route == "llm":
             choice = self.d.choose_model(d)
-            self.session.record(
-                [{**e, "at": self.now()} for e in choice.events]
-            )
+            self.session.record([{**e, "at": self.now()} for e in choice.events])
             if choice.provider is not None:
-                ctx, more = self.d.compose_context(d)
+                ctx, more = self._compose(d)
                 self.session.record(more)
                 job = self.d.llm_job(d, ctx, choice, token)
                 self.running[d.dispatch_id] = (self._pool_submit(job), token, d)
@@ -226,7 +233,7 @@ class Runner:
                 self.feed(d, Raw("failure", codes=(code,)))
                 return
             degraded = str(trace) if trace is not None else code
-        ctx, more = self.d.compose_context(d)
+        ctx, more = self._compose(d)
         self.session.record(more)
         reasons = self._last_reasons(d)
         doc = self.d.handout(d, ctx, degraded=degraded, previous=reasons)
@@ -247,14 +254,16 @@ class Runner:
             f"context `{ctx.uri}` ({ctx.tokens}/{ctx.budget} tokens)"
         )
 
+    def _compose(self, d: Dispatch) -> tuple[StepContext, list[dict[str, Any]]]:
+        self.flush_history()
+        return self.d.compose_context(d)
+
     def _last_reasons(self, d: Dispatch) -> tuple[str, ...]:
         """Why the previous dispatch of this step was rejected (shown to the agent)."""
         n = int(d.dispatch_id.rsplit(".", 1)[1])
         if n <= 1:
             return ()
-        doc = self.env.store.read_json(
-            self.session.run_id, f"{d.step_id}.{n - 1}", "verdict.json"
-        )
+        doc = self.env.store.read_json(self.session.run_id, f"{d.step_id}.{n - 1}", "verdict.json")
         reasons = doc.get("reasons") if doc else None
         return tuple(str(r) for r in reasons) if isinstance(reasons, list) else ()
 
@@ -274,21 +283,30 @@ class Runner:
         turn = self.session.feed_result(result, self.now(), step_id=d.step_id)
         self.handed.pop(d.dispatch_id, None)
         if result.status == "success" and result.output is not None and self.record_history:
-            from ..sources.sessions import append_session_entry
+            from ..sources.sessions import SessionEntry
 
-            append_session_entry(
-                self.env.ws.state.sessions_dir,
-                session=f"run-{run_id}",
-                text=self.d.history_text(d, result.output),
-                role=d.role,
-                recorded_at=self.now() // 1000,
-            )
+            text = self.d.history_text(d, result.output)
+            if text.strip():
+                self.history.append(SessionEntry(f"run-{run_id}", d.role, text, self.now() // 1000))
         codes = f" ({', '.join(result.codes)})" if result.codes else ""
         self.journal.append(
             f"step `{d.dispatch_id}` ({d.primitive}) **{result.status}**{codes}, "
             f"{result.duration_ms} ms, {result.tokens} tokens"
         )
         self.absorb(turn.actions)
+
+    def flush_history(self) -> None:
+        """Write the buffered history entries (one fsync for a burst of steps).
+
+        Called before a step's context is composed (so the history lane sees every
+        earlier output) and when driving stops. The ledger, not this history, is
+        the run's record: an entry lost to a crash is only context not offered.
+        """
+        if self.history:
+            from ..sources.sessions import append_session_entries
+
+            entries, self.history = self.history, []
+            append_session_entries(self.env.ws.state.sessions_dir, entries)
 
     def flush_journal(self) -> None:
         if not self.journal:

@@ -205,7 +205,9 @@ class ExecutionService:
         except NotFound:
             from ..techniques.diagnostics import closest
 
-            near = closest(source, [*lib.compositions, *(e.name for e in preset_store(self.ws).entries())])
+            near = closest(
+                source, [*lib.compositions, *(e.name for e in preset_store(self.ws).entries())]
+            )
             raise NotFound(
                 f"no composition, preset or program file {source!r}",
                 hint=(f"Did you mean {', '.join(near)}? " if near else "")
@@ -230,7 +232,9 @@ class ExecutionService:
         """Start a workflow run and work it until it is blocked (see the module docstring)."""
         task = " ".join(task.split())
         if not task:
-            raise UsageError("the task is empty", hint='Say what the run is for: runs start X "fix ..."')
+            raise UsageError(
+                "the task is empty", hint='Say what the run is for: runs start X "fix ..."'
+            )
         if isinstance(source, str):
             compiled, kind = self.compile_source(source)
         else:
@@ -295,7 +299,8 @@ class ExecutionService:
             store.runs.journal_append(
                 run_id,
                 f"{stamp(now // 1000)} · workflow **{compiled.composition.id}** started "
-                f"({compiled.stratum}, {mode}" + (f" via {provider}" if provider else "")
+                f"({compiled.stratum}, {mode}"
+                + (f" via {provider}" if provider else "")
                 + f", {len(plan.steps)} steps)",
                 goal=task,
             )
@@ -443,7 +448,11 @@ class ExecutionService:
         """Was exactly this output already accepted for the step's last dispatch?"""
         entries, _ = read_entries(self.store().runs.ledger_path(h.session.run_id))
         last = next(
-            (e for e in reversed(entries) if e.get("kind") == "step_result" and e.get("step") == step_id),
+            (
+                e
+                for e in reversed(entries)
+                if e.get("kind") == "step_result" and e.get("step") == step_id
+            ),
             None,
         )
         return last is not None and last.get("output") == digest_value(dict(output))
@@ -521,8 +530,15 @@ class ExecutionService:
         ok = check.ok and not bad
         reason = check.reason or (f"{len(bad)} output(s) differ from their digests" if bad else "")
         return RunVerification(
-            run_id, ok, check.entries, check.broken_at, reason, check.torn_bytes, checked,
-            tuple(bad), check.head,
+            run_id,
+            ok,
+            check.entries,
+            check.broken_at,
+            reason,
+            check.torn_bytes,
+            checked,
+            tuple(bad),
+            check.head,
         )
 
     def show(self, run_id: str) -> dict[str, Any]:

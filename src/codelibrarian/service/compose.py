@@ -182,9 +182,7 @@ class ComposeService:
             lanes=lanes,
         )
 
-    def gather(
-        self, trigger: Trigger, total: int, lanes: Sequence[str] | None = None
-    ) -> Gathered:
+    def gather(self, trigger: Trigger, total: int, lanes: Sequence[str] | None = None) -> Gathered:
         """Every source's candidates for ``trigger`` under ``total`` tokens (only
         ``lanes``' candidates when given)."""
         ws = self.ws
@@ -219,9 +217,7 @@ class ComposeService:
         for source in ws.sources():
             if keep is not None and source.name in LANES and source.name not in keep:
                 continue  # a built-in lane the caller left out: do not even gather it
-            candidates.extend(
-                c for c in source.gather(ctx) if keep is None or c.lane in keep
-            )
+            candidates.extend(c for c in source.gather(ctx) if keep is None or c.lane in keep)
         adjusted = []
         for cand in candidates:
             delta = relevance_delta(vitals, lane=cand.lane, recency_bucket=cand.recency_bucket)
@@ -230,9 +226,7 @@ class ComposeService:
             )
         return Gathered(tuple(adjusted), vitals, changes, store)
 
-    def prepare(
-        self, trigger: Trigger, total: int, lanes: Sequence[str] | None = None
-    ) -> Prepared:
+    def prepare(self, trigger: Trigger, total: int, lanes: Sequence[str] | None = None) -> Prepared:
         """Gather, apply the policy engine, shape the budget and build the context."""
         gathered = self.gather(trigger, total, lanes)
         config = self.ws.config

@@ -76,7 +76,9 @@ def changed_symbols(symbols: Sequence[Symbol], spans: Sequence[tuple[int, int]])
     """Definitions overlapping a changed span; the innermost per span when nested."""
     out: dict[tuple[str, int], Symbol] = {}
     for lo, hi in spans:
-        hits = [s for s in symbols if s.kind in _DEF_KINDS and s.start_line <= hi and s.end_line >= lo]
+        hits = [
+            s for s in symbols if s.kind in _DEF_KINDS and s.start_line <= hi and s.end_line >= lo
+        ]
         for s in hits:
             out[(s.name, s.start_line)] = s
     return sorted(out.values(), key=lambda s: (s.start_line, s.name))
@@ -418,7 +420,9 @@ def arch_mapping(ctx: BuiltinContext) -> dict[str, Any]:
         "modules": [
             {
                 "path": m,
-                "language": max(sorted(langs[m].items()), key=lambda kv: kv[1])[0] if langs[m] else "",
+                "language": max(sorted(langs[m].items()), key=lambda kv: kv[1])[0]
+                if langs[m]
+                else "",
                 "files": mods[m]["files"],
                 "symbols": mods[m]["symbols"],
                 "rank": min(1000, mods[m]["rank"] * 1000 // total),
@@ -442,12 +446,16 @@ def api_surface(ctx: BuiltinContext) -> dict[str, Any]:
         focus = sorted(f.path for f in store.files() if not is_test_path(f.path))
     changed_names: set[str] = set()
     for d in changes:
-        changed_names.update(s.name for s in changed_symbols(store.symbols(path=d.path), _spans(d, ctx.root)))
+        changed_names.update(
+            s.name for s in changed_symbols(store.symbols(path=d.path), _spans(d, ctx.root))
+        )
     out: list[dict[str, str]] = []
     for path in focus:
         for s in store.symbols(path=path):
             if s.kind in _DEF_KINDS and not s.name.startswith("_"):
-                out.append({"path": path, "name": s.name, "kind": s.kind, "signature": s.signature[:200]})
+                out.append(
+                    {"path": path, "name": s.name, "kind": s.kind, "signature": s.signature[:200]}
+                )
         ctx.check()
     out = out[:2000]
     return {

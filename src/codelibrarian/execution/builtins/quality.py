@@ -195,42 +195,92 @@ def risk_scan(ctx: BuiltinContext) -> dict[str, Any]:
         file_risk[path] = _icbrt(churn_pm * central_pm * size_pm)
         rule = is_sensitive_path(path)
         if rule is not None:
-            risks.append({"path": path, "kind": "sensitive_path", "severity": "high",
-                          "reason": f"matches the sensitive-path rule {rule}"})
+            risks.append(
+                {
+                    "path": path,
+                    "kind": "sensitive_path",
+                    "severity": "high",
+                    "reason": f"matches the sensitive-path rule {rule}",
+                }
+            )
         text = _read(ctx, path)
         found = scan_text(text) if text else ()
         if found:
-            risks.append({"path": path, "kind": "secret", "severity": "high",
-                          "reason": f"{len(found)} secret finding(s) ({found[0].rule})"})
+            risks.append(
+                {
+                    "path": path,
+                    "kind": "secret",
+                    "severity": "high",
+                    "reason": f"{len(found)} secret finding(s) ({found[0].rule})",
+                }
+            )
         if any(z.match_file(path) for z in zones):
-            risks.append({"path": path, "kind": "danger_zone", "severity": "medium",
-                          "reason": "in a configured danger zone"})
+            risks.append(
+                {
+                    "path": path,
+                    "kind": "danger_zone",
+                    "severity": "medium",
+                    "reason": "in a configured danger zone",
+                }
+            )
         if churn.get(path, 0) >= 15:
-            risks.append({"path": path, "kind": "churn", "severity": "medium",
-                          "reason": f"changed in {churn[path]} of the last {len(commits)} commits"})
+            risks.append(
+                {
+                    "path": path,
+                    "kind": "churn",
+                    "severity": "medium",
+                    "reason": f"changed in {churn[path]} of the last {len(commits)} commits",
+                }
+            )
         if lines > 300:
-            risks.append({"path": path, "kind": "large_change", "severity": "medium",
-                          "reason": f"{lines} changed lines"})
+            risks.append(
+                {
+                    "path": path,
+                    "kind": "large_change",
+                    "severity": "medium",
+                    "reason": f"{lines} changed lines",
+                }
+            )
         name = PurePosixPath(path).name.lower()
         if name in _MANIFESTS or name.startswith("requirements"):
-            risks.append({"path": path, "kind": "dependency_change", "severity": "medium",
-                          "reason": "a dependency manifest"})
+            risks.append(
+                {
+                    "path": path,
+                    "kind": "dependency_change",
+                    "severity": "medium",
+                    "reason": "a dependency manifest",
+                }
+            )
         if "migration" in path.lower():
-            risks.append({"path": path, "kind": "migration", "severity": "medium",
-                          "reason": "a schema migration"})
+            risks.append(
+                {
+                    "path": path,
+                    "kind": "migration",
+                    "severity": "medium",
+                    "reason": "a schema migration",
+                }
+            )
         if d is not None and not is_test_path(path):
             changed = changed_symbols(ctx.store.symbols(path=path), _spans(d, ctx.root))
             bare = [s.name for s in changed if not s.name.startswith("_") and s.name not in uses]
             if bare:
-                risks.append({"path": path, "kind": "untested", "severity": "low",
-                              "reason": f"{len(bare)} changed definition(s) no test uses"})
+                risks.append(
+                    {
+                        "path": path,
+                        "kind": "untested",
+                        "severity": "low",
+                        "reason": f"{len(bare)} changed definition(s) no test uses",
+                    }
+                )
     overall = max(file_risk.values(), default=0)
     severities = {r["severity"] for r in risks}
     if "high" in severities:
         overall = max(overall, 900)
     elif "medium" in severities:
         overall = max(overall, 500)
-    risks.sort(key=lambda r: ({"high": 0, "medium": 1, "low": 2}[r["severity"]], r["path"], r["kind"]))
+    risks.sort(
+        key=lambda r: ({"high": 0, "medium": 1, "low": 2}[r["severity"]], r["path"], r["kind"])
+    )
     return {
         "passed": "high" not in severities,
         "risk_per_mille": min(1000, overall),
@@ -277,9 +327,11 @@ def debt_inventory(ctx: BuiltinContext) -> dict[str, Any]:
 
 
 def doc_gap_analysis(ctx: BuiltinContext) -> dict[str, Any]:
-    focus = _focus(ctx) if ctx.input.get("files") else [
-        f.path for f in ctx.store.files() if not is_test_path(f.path)
-    ]
+    focus = (
+        _focus(ctx)
+        if ctx.input.get("files")
+        else [f.path for f in ctx.store.files() if not is_test_path(f.path)]
+    )
     undocumented: list[dict[str, str]] = []
     total = 0
     for path in focus:
@@ -290,7 +342,9 @@ def doc_gap_analysis(ctx: BuiltinContext) -> dict[str, Any]:
             total += 1
             if not s.doc:
                 undocumented.append({"path": path, "symbol": s.name, "kind": s.kind})
-    stems = {PurePosixPath(p).stem for p in focus if PurePosixPath(p).stem not in ("__init__", "index")}
+    stems = {
+        PurePosixPath(p).stem for p in focus if PurePosixPath(p).stem not in ("__init__", "index")
+    }
     docs: list[str] = []
     for f in ctx.store.files():
         if f.path.lower().endswith((".md", ".rst")):
