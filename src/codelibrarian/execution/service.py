@@ -486,6 +486,8 @@ class ExecutionService:
         worked to the end; agent runs until they need the agent)."""
         with self._drive_lock(run_id):
             h, recovered = self._load(run_id)
+            if h.session.engine.finished:
+                return self._finish(h)  # nothing to resume: a finished run stays as it is
             h.session.record([{"kind": "run_resumed", "at": h.runner.now()}])
             h.runner.journal.append("run resumed")
             h.runner.drive(recovered, wait_timers=h.session.meta.mode == "provider")

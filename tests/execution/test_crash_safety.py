@@ -1,0 +1,145 @@
+"""Runs SIGKILLed at random points and resumed: every step is worked exactly once.
+
+Each run is the crash-test composition (six model steps, three builtin ones) worked
+unattended through a loopback Ollama-compatible server that counts, per
+idempotency key (``<run>:<dispatch>``), how often a step was *executed* and how
+often a request was a repeat answered from its store. A worker process starting or
+resuming the run is killed with SIGKILL at a random moment (seeded), then resumed,
+possibly killed again, until it finishes. Then, for every run: each model dispatch
+was executed once at the server, the ledger has exactly one result per dispatch and
+one dispatch entry per step, the run succeeded, and its chain verifies.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import subprocess
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from codelibrarian.execution.ledger import read_entries, verify
+from tests.helpers import make_repo
+
+from .conftest import BUGGY_FILES, PY, ROOT, subprocess_env
+from .ollama_server import OllamaServer
+
+pytestmark = pytest.mark.slow
+
+RUNS = 20
+MODEL_STEPS = {"t1", "t2", "t3", "t4", "t5", "t6"}
+ALL_STEPS = MODEL_STEPS | {"n1", "n2", "n3"}
+CONFIG = """
+[[execution.models]]
+provider = "ollama"
+model = "coder-test:latest"
+capabilities = ["reasoning", "code_generation", "code_analysis", "json_mode"]
+context_window = 32768
+"""
+
+
+def _answer(primitive: str, prompt: str, schema: Any) -> dict[str, Any]:
+    assert primitive == "test_think", primitive
+    return {"conclusion": "add subtracts b instead of adding it", "confidence": 800}
+
+
+def _worker(repo: Path, env: dict[str, str], *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [PY, "-m", "tests.execution.crash_worker", str(repo), *args],
+        cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+
+
+def _runs(repo: Path) -> set[str]:
+    folder = repo / ".librarian" / "runs"
+    return (
+        {p.name for p in folder.iterdir() if (p / "ledger.jsonl").exists()}
+        if folder.is_dir()
+        else set()
+    )
+
+
+def _go(proc: subprocess.Popen[str]) -> float:
+    """Wait until the worker's imports are done; the time it said so."""
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    assert line.strip() == "go", (line, proc.stderr.read() if proc.stderr else "")
+    return time.monotonic()
+
+
+def _finish(proc: subprocess.Popen[str]) -> None:
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    assert json.loads(out.splitlines()[-1])["status"] == "succeeded", out
+
+
+def _kill_at(proc: subprocess.Popen[str], delay: float) -> bool:
+    """SIGKILL ``proc`` ``delay`` seconds into its work; False if it finished first."""
+    try:
+        proc.wait(timeout=delay)
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate()
+        return True
+    _finish(proc)
+    return False
+
+
+def test_runs_killed_at_random_points_resume_and_work_each_step_once(tmp_path: Path) -> None:
+    rng = random.Random(20261123)
+    server = OllamaServer(_answer, delay_s=0.03)
+    try:
+        repo = make_repo(tmp_path / "repo", {**BUGGY_FILES, "librarian.toml": CONFIG})
+        env = subprocess_env(tmp_path, OLLAMA_HOST=server.url)
+        # how long an uninterrupted run works here: the window kills are drawn from
+        proc = _worker(repo, env, "start")
+        began = _go(proc)
+        _finish(proc)
+        window = time.monotonic() - began
+        (baseline,) = _runs(repo)
+        kills = 0
+        killed_runs: list[str] = []
+        while len(killed_runs) < RUNS:
+            before = _runs(repo)
+            proc = _worker(repo, env, "start")
+            _go(proc)
+            if not _kill_at(proc, rng.uniform(0.0, window)):
+                continue  # it finished before the kill: not a crash, try again
+            new = _runs(repo) - before
+            if not new:
+                continue  # killed before the run's ledger existed: nothing to resume
+            kills += 1
+            (run_id,) = new
+            for _ in range(20):  # resume, and now and then kill the resume too
+                proc = _worker(repo, env, "resume", run_id)
+                _go(proc)
+                if rng.random() < 0.3 and _kill_at(proc, rng.uniform(0.0, window)):
+                    kills += 1
+                    continue
+                if proc.returncode is None:
+                    _finish(proc)
+                break
+            else:
+                pytest.fail(f"run {run_id} never finished")
+            killed_runs.append(run_id)
+    finally:
+        server.close()
+
+    for run_id in [baseline, *killed_runs]:
+        path = repo / ".librarian" / "runs" / run_id / "ledger.jsonl"
+        check = verify(path)
+        assert check.ok, (run_id, check.reason)
+        entries, _ = read_entries(path)
+        dispatched = Counter(e["dispatch"] for e in entries if e["kind"] == "primitive_dispatch")
+        results = Counter(e["dispatch"] for e in entries if e["kind"] == "step_result")
+        assert set(dispatched.values()) == {1} and dispatched == results, run_id
+        assert {d.rsplit(".", 1)[0] for d in dispatched} == ALL_STEPS, run_id
+        assert entries[-1]["kind"] == "run_finished" and entries[-1]["status"] == "succeeded"
+        keys = {k: n for k, n in server.executed.items() if k.startswith(f"{run_id}:")}
+        model_dispatches = {d for d in dispatched if d.rsplit(".", 1)[0] in MODEL_STEPS}
+        assert keys == {f"{run_id}:{d}": 1 for d in model_dispatches}, run_id
