@@ -237,7 +237,10 @@ class _Loop:
         node_id = f.node_id
         if why is not None:
             rt.emit("loop_decision", node=node_id, iteration=it, decision="stop", reason=why)
-            return _done("succeeded", why, r.value)
+            # `until` ends the loop, but does not undo a failure in the iteration that
+            # made it hold (a later step of the body broke its contract): the loop fails
+            failed = why == "until_holds" and r.status == "failed"
+            return _done("failed" if failed else "succeeded", why, r.value)
         if not has_condition and r.status == "failed":
             rt.emit(
                 "loop_decision",

@@ -252,7 +252,7 @@ def _warm_up() -> None:
 def build_server(
     repo: str | Path, *, config: Config | None = None, log_level: int = logging.INFO
 ) -> MCPServer[Any]:
-    """An ``MCPServer`` with the five tools and the run resources, for ``repo``.
+    """An ``MCPServer`` with the context and workflow-run tools and the run resources.
 
     Returns the SDK's ``mcp.server.mcpserver.MCPServer`` (imported lazily, so
     importing this module stays cheap); run it with :func:`serve`, or connect an
