@@ -116,7 +116,7 @@ def test_stdio_stdout_is_protocol_only(tmp_path: Path) -> None:
         assert json.loads(lines.get())["jsonrpc"] == "2.0"
     stderr = errlog.read_text(encoding="utf-8")
     assert replies[1]["result"]["serverInfo"]["name"] == "codelibrarian"
-    assert len(replies[2]["result"]["tools"]) == 5
+    assert len(replies[2]["result"]["tools"]) == 9
     composed = replies[3]["result"]
     assert composed.get("isError") is not True
     assert "src/a.py" in json.loads(composed["content"][0]["text"])["text"]
