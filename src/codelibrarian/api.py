@@ -1055,7 +1055,7 @@ class Librarian:
         modified = sum(
             1
             for p, (size, mtime) in current.items()
-            if p in known and known[p][1:] != (size, mtime)
+            if p in known and known[p][1:3] != (size, mtime)
         )
         return IndexStatus(
             indexed=True,

@@ -102,10 +102,25 @@ _V2: tuple[str, ...] = (
     "CREATE INDEX refs_name ON refs(name)",
 )
 
+#: the staged index: a file row is written when the file is listed (``stage`` 0) and
+#: completed by its parse (``stage`` 2: symbols, references, imports, chunks, FTS);
+#: skipped files are remembered with their reason; content hashes become git blob ids,
+#: so every row is re-hashed once (an mtime of -1 never matches the disk)
+_V3: tuple[str, ...] = (
+    "ALTER TABLE files ADD COLUMN stage INTEGER NOT NULL DEFAULT 2",
+    "UPDATE files SET mtime_ns = -1",
+    """CREATE TABLE skipped(
+        path TEXT PRIMARY KEY,
+        reason TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        mtime_ns INTEGER NOT NULL) WITHOUT ROWID""",
+)
+
 #: (version, name, statements), applied in order
 MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
     (1, "initial", _V1),
     (2, "grouped references", _V2),
+    (3, "staged index, skipped files, blob ids", _V3),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

@@ -1,8 +1,9 @@
 """Index storage: the ``Storage`` protocol and its SQLite implementation.
 
 One writer, many readers. The database runs in WAL mode, so readers never block
-the writer or each other. Writers take ``writer_lock`` (an exclusive ``flock`` on
-``index.db.lock``) for a whole indexing run and wrap every batch in
+the writer or each other. Writers take ``writer_lock`` (``lock.py``: an exclusive
+``flock`` on ``index.db.lock`` naming its holder) for a whole indexing run and wrap
+every batch in
 ``BEGIN IMMEDIATE ... COMMIT``: a process killed mid-run leaves the last committed
 batch, never half a file, and the next run picks up what is missing by comparing
 content hashes.
@@ -16,9 +17,7 @@ protocol.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
-import os
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -29,6 +28,7 @@ from typing import Protocol, runtime_checkable
 from ..errors import IndexCorrupt, NotFound
 from ..workspace.state import State
 from . import graph
+from .lock import writer_lock
 from .records import (
     EDGE_KINDS,
     Chunk,
@@ -70,19 +70,6 @@ class Storage(Protocol):
     def edges(self, kind: EdgeKind) -> list[tuple[str, str, int]]: ...
     def generation(self) -> int: ...
     def close(self) -> None: ...
-
-
-@contextmanager
-def writer_lock(db_path: Path) -> Iterator[None]:
-    """Hold the single-writer lock of the index at ``db_path`` (blocks until free)."""
-    db_path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(str(db_path) + ".lock", os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        os.close(fd)
 
 
 def open_store(root: Path, *, readonly: bool = False) -> SqliteStore:
@@ -186,14 +173,38 @@ class SqliteStore:
         ).fetchone()
         return None if row is None else FileRecord(*row)
 
-    def file_states(self, paths: Iterable[str] | None = None) -> dict[str, tuple[str, int, int]]:
-        """``path -> (content_hash, size, mtime_ns)``, for every file or just ``paths``."""
-        sql = "SELECT path, content_hash, size, mtime_ns FROM files"
+    def file_states(
+        self, paths: Iterable[str] | None = None
+    ) -> dict[str, tuple[str, int, int, int]]:
+        """``path -> (content_hash, size, mtime_ns, stage)``, for every file or just ``paths``."""
+        sql = "SELECT path, content_hash, size, mtime_ns, stage FROM files"
         if paths is None:
             rows = self._conn.execute(sql).fetchall()
         else:
             rows = [r for p in paths for r in self._conn.execute(sql + " WHERE path = ?", (p,))]
+        return {r[0]: (r[1], r[2], r[3], r[4]) for r in rows}
+
+    def skipped_states(self) -> dict[str, tuple[str, int, int]]:
+        """``path -> (reason, size, mtime_ns)`` of every file skipped at its last listing."""
+        rows = self._conn.execute("SELECT path, reason, size, mtime_ns FROM skipped")
         return {r[0]: (r[1], r[2], r[3]) for r in rows}
+
+    def skipped(self) -> list[tuple[str, str]]:
+        """``(path, reason)`` of every skipped file, sorted by path."""
+        rows = self._conn.execute("SELECT path, reason FROM skipped ORDER BY path")
+        return [(r[0], r[1]) for r in rows]
+
+    def progress(self) -> tuple[int, int]:
+        """``(listed, parsed)``: files known to the index, and those fully indexed."""
+        row = self._conn.execute(
+            "SELECT COUNT(*), COALESCE(SUM(stage = 2), 0) FROM files"
+        ).fetchone()
+        return int(row[0]), int(row[1])
+
+    def pending_paths(self) -> list[str]:
+        """Paths listed but not yet parsed (stage below 2), sorted."""
+        rows = self._conn.execute("SELECT path FROM files WHERE stage < 2 ORDER BY path")
+        return [r[0] for r in rows]
 
     def paths(self) -> list[str]:
         """Every indexed path, sorted."""
@@ -347,6 +358,38 @@ class SqliteStore:
 
     # -- writes (callers hold ``writer_lock``) ------------------------------------------
 
+    def list_files(self, rows: Sequence[tuple[str, str, str, int, int, int]]) -> None:
+        """Record new or changed files as listed but not parsed (stage 0).
+
+        ``rows`` are ``(path, language, blob id, size, mtime_ns, lines)``. A changed
+        file's old symbols, chunks and search rows go: what the index says about a
+        file always matches its current content, or is absent until it is parsed.
+        """
+        if not rows:
+            return
+        with self.transaction() as conn:
+            for path, *_ in rows:
+                _delete_file(conn, path)
+            conn.executemany(
+                "INSERT INTO files(path, language, content_hash, size, mtime_ns, tokens, lines, "
+                "parse_error, stage) VALUES (?, ?, ?, ?, ?, ?, ?, NULL, 0)",
+                [(p, lang, h, size, m, (size + 3) // 4, n) for p, lang, h, size, m, n in rows],
+            )
+
+    def set_skipped(
+        self, rows: Sequence[tuple[str, str, int, int]], gone: Iterable[str] = ()
+    ) -> None:
+        """Remember skipped files ``(path, reason, size, mtime_ns)``; forget ``gone`` ones."""
+        gone = list(gone)
+        if not rows and not gone:
+            return
+        with self.transaction() as conn:
+            conn.executemany("DELETE FROM skipped WHERE path = ?", [(p,) for p in gone])
+            conn.executemany(
+                "INSERT OR REPLACE INTO skipped(path, reason, size, mtime_ns) VALUES (?, ?, ?, ?)",
+                rows,
+            )
+
     def touch_files(self, items: Sequence[tuple[str, int]]) -> None:
         """Record new mtimes for files whose content did not change."""
         with self.transaction() as conn:
@@ -418,7 +461,7 @@ def _delete_file(conn: sqlite3.Connection, path: str) -> None:
 def _insert_file(conn: sqlite3.Connection, data: FileData, imports: Sequence[ImportRecord]) -> None:
     cur = conn.execute(
         "INSERT INTO files(path, language, content_hash, size, mtime_ns, tokens, lines, "
-        "parse_error) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        "parse_error, stage) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 2)",
         (
             data.path,
             data.language,
