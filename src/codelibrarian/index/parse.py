@@ -34,7 +34,7 @@ from ..workspace.files import blob_id
 from .chunks import build_chunks
 from .imports import specs_from_captures
 from .languages import language_for, load_queries
-from .records import FileData, ReferenceGroup, Symbol
+from .records import FileData, ReferenceGroup, Symbol, estimate_tokens
 from .symbols import extract
 from .tokenize import parts_text
 
@@ -129,7 +129,7 @@ def parse_source(
         content_hash=blob_id(data),
         size=len(data),
         mtime_ns=mtime_ns,
-        tokens=tokenizer.count(text),
+        tokens=estimate_tokens(len(data)),
         lines=text.count("\n") + (0 if text.endswith("\n") or not text else 1),
         parse_error=parse_error,
         symbols=tuple(

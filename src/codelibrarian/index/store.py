@@ -39,6 +39,7 @@ from .records import (
     ImportRecord,
     Reference,
     Symbol,
+    estimate_tokens,
     expand_lines,
 )
 from .schema import migrate
@@ -138,15 +139,20 @@ class SqliteStore:
         self.close()
 
     @contextmanager
-    def transaction(self) -> Iterator[sqlite3.Connection]:
-        """``BEGIN IMMEDIATE`` ... ``COMMIT`` (rolled back on any error); bumps the generation."""
+    def transaction(self, *, bump: bool = True) -> Iterator[sqlite3.Connection]:
+        """``BEGIN IMMEDIATE`` ... ``COMMIT`` (rolled back on any error).
+
+        ``bump`` advances the generation, the key of data derived from the index's
+        content; writes that change no content (mtimes, flags) leave it alone.
+        """
         conn = self._conn
         conn.execute("BEGIN IMMEDIATE")
         try:
             yield conn
-            conn.execute(
-                "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'"
-            )
+            if bump:
+                conn.execute(
+                    "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'"
+                )
             conn.execute("COMMIT")
         except BaseException:
             conn.execute("ROLLBACK")
@@ -373,7 +379,7 @@ class SqliteStore:
             conn.executemany(
                 "INSERT INTO files(path, language, content_hash, size, mtime_ns, tokens, lines, "
                 "parse_error, stage) VALUES (?, ?, ?, ?, ?, ?, ?, NULL, 0)",
-                [(p, lang, h, size, m, (size + 3) // 4, n) for p, lang, h, size, m, n in rows],
+                [(p, lang, h, sz, m, estimate_tokens(sz), n) for p, lang, h, sz, m, n in rows],
             )
 
     def set_skipped(
@@ -383,7 +389,7 @@ class SqliteStore:
         gone = list(gone)
         if not rows and not gone:
             return
-        with self.transaction() as conn:
+        with self.transaction(bump=False) as conn:
             conn.executemany("DELETE FROM skipped WHERE path = ?", [(p,) for p in gone])
             conn.executemany(
                 "INSERT OR REPLACE INTO skipped(path, reason, size, mtime_ns) VALUES (?, ?, ?, ?)",
@@ -392,7 +398,7 @@ class SqliteStore:
 
     def touch_files(self, items: Sequence[tuple[str, int]]) -> None:
         """Record new mtimes for files whose content did not change."""
-        with self.transaction() as conn:
+        with self.transaction(bump=False) as conn:
             conn.executemany(
                 "UPDATE files SET mtime_ns = ? WHERE path = ?", [(m, p) for p, m in items]
             )
@@ -430,7 +436,7 @@ class SqliteStore:
             )
 
     def set_meta(self, values: Mapping[str, str]) -> None:
-        with self.transaction() as conn:
+        with self.transaction(bump=False) as conn:
             conn.executemany(
                 "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", sorted(values.items())
             )
