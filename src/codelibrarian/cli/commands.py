@@ -14,7 +14,7 @@ __all__ = ["COMMANDS", "DAEMON_COMMANDS", "MODULES", "module_for"]
 #: ``(name, module in codelibrarian.cli, summary)``, in the order ``--help`` lists them
 COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("init", "workspace_cmds", "Create the .librarian/ state folder (idempotent) and check the config."),
-    ("doctor", "workspace_cmds", "Check Python, packages, tokenizers, grammars, SQLite, config, git and state."),
+    ("doctor", "workspace_cmds", "Check Python, packages, tokenizers, grammars, SQLite, config, git, state and index."),
     ("scan", "workspace_cmds", "Summarise the files the librarian reads: by language, total size, skips by reason."),
     ("tokens", "workspace_cmds", "Count tokens per file for the repository's files (largest first) and in total."),
     ("window", "window_cmds", "Compose a sliding window: goal, then map, then recent past (newest first)."),

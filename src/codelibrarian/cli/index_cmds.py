@@ -8,6 +8,9 @@
 
 from __future__ import annotations
 
+import os
+import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +45,14 @@ def index_cmd(
             def report(done: int, total: int) -> None:
                 bar.update(total=total, completed=done)
 
-            stats = index_workspace(root, config, progress=report)
+            stats = index_workspace(
+                root,
+                config,
+                progress=report,
+                on_wait=lock_waiter(),
+                on_stage=stage_tracer(bar),
+                check=True,
+            )
         data: dict[str, Any] = stats.to_dict()
         with open_store(root, readonly=True) as store:
             data["edges"] = {kind: len(store.edges(kind)) for kind in EDGE_KINDS}
@@ -58,6 +68,45 @@ def index_cmd(
         )
     if watch:
         _watch(root, config, quiet=as_json)
+
+
+def lock_waiter() -> Callable[[Any, float], None]:
+    """Tell the user, on stderr, who holds the index while we wait for it."""
+    said = [-1.0]
+
+    def waiting(owner: Any, waited: float) -> None:
+        if said[0] >= 0 and waited - said[0] < _WAIT_NOTE_EVERY_S:
+            return
+        said[0] = waited
+        who = owner.describe() if owner is not None else "another process"
+        sys.stderr.write(f"waiting for the index: {who} is writing it ({waited:.0f}s)\n")
+        sys.stderr.flush()
+
+    return waiting
+
+
+def stage_tracer(bar: Any) -> Callable[[str], None]:
+    """Name each index stage on the progress bar; with LIBRARIAN_TRACE=stages, on stderr."""
+    trace = "stages" in os.environ.get("LIBRARIAN_TRACE", "").split(",")
+
+    def stage(name: str) -> None:
+        bar.update(description=_STAGE_LABELS.get(name, name))
+        if trace:
+            sys.stderr.write(f"stage {name}\n")
+            sys.stderr.flush()
+
+    return stage
+
+
+_WAIT_NOTE_EVERY_S = 10.0
+_STAGE_LABELS = {
+    "check": "checking the index",
+    "seed": "copying a sibling index",
+    "files": "listing files",
+    "parse": "parsing",
+    "resolve": "resolving imports",
+    "derived": "co-change graph",
+}
 
 
 def _watch(root: Path, config: Any, *, quiet: bool) -> None:

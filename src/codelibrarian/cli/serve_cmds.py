@@ -14,16 +14,22 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 
 from ..errors import UsageError, WorkspaceError
 from ._common import JSON_OPTION, REPO_OPTION, print_json, resolve_repo
+
+if TYPE_CHECKING:
+    from .resident import ResidentServer
 
 __all__ = ["register"]
 
@@ -76,7 +82,16 @@ def register(app: typer.Typer) -> None:
             raise UsageError(
                 f"unknown transport {transport!r}", hint="Use --transport stdio or http."
             )
-        _resident_thread(root, idle_timeout=float("inf"))
+        resident_server = _resident_thread(root, idle_timeout=float("inf"))
+
+        def _terminate(signum: int, _frame: object) -> None:
+            # the SDK's worker threads would keep a plain exit waiting on a tool call:
+            # end now, as a kill would (the index is crash-safe), minus the stale socket
+            if resident_server is not None:
+                resident_server.close()
+            os._exit(128 + signum)
+
+        signal.signal(signal.SIGTERM, _terminate)
         serve(root, transport="http" if transport == "http" else "stdio", host=host, port=port)
 
 
@@ -158,13 +173,14 @@ def _run_resident(root: Path, idle_timeout: int) -> None:
     server.serve()
 
 
-def _resident_thread(root: Path, *, idle_timeout: float) -> None:
+def _resident_thread(root: Path, *, idle_timeout: float) -> ResidentServer | None:
     """Answer CLI calls on the resident socket while the MCP server runs (if free)."""
     from .resident import start_resident
 
     try:
         server = start_resident(root, idle_timeout=idle_timeout)
     except OSError:
-        return
+        return None
     if server is not None:
         threading.Thread(target=server.serve, name="codelibrarian-resident", daemon=True).start()
+    return server

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import importlib
 import importlib.metadata
@@ -29,7 +30,7 @@ from rich.console import Console
 from rich.table import Table
 
 from ..config import Config, load_config
-from ..errors import ConfigError, LibrarianError, UsageError, exit_code_for
+from ..errors import ConfigError, IndexCorrupt, LibrarianError, UsageError, exit_code_for
 from ..tokens import SAFETY_FACTORS, encoding_for_model, get_tokenizer
 from ..workspace import git
 from ..workspace.files import ScanResult, read_text, scan_workspace
@@ -353,22 +354,75 @@ def _check_state(report: _Report, root: Path) -> None:
     report.sections["state"] = info
 
 
+def _check_index(report: _Report, root: Path, config: Config | None) -> None:
+    """The index: sound (``PRAGMA integrity_check``), who writes it, how far it got."""
+    from ..index.blobcache import BlobCache
+    from ..index.health import integrity_check
+    from ..index.lock import read_owner
+
+    state = State(root)
+    info: dict[str, Any] = {"exists": state.index_path.exists()}
+    if info["exists"]:
+        problems = integrity_check(state.index_path)
+        info["integrity"] = problems or "ok"
+        if problems:
+            report.problem(
+                "index",
+                "error",
+                f"the index is damaged: {problems[0]}",
+                "Run `librarian index`: it discards a damaged index and rebuilds it "
+                "from the workspace (the index holds nothing that is not derived).",
+                exit_code_for(IndexCorrupt("")),
+            )
+        else:
+            with contextlib.suppress(sqlite3.Error):
+                con = sqlite3.connect(f"file:{state.index_path}?mode=ro", uri=True)
+                try:
+                    row = con.execute(
+                        "SELECT COUNT(*), COALESCE(SUM(stage = 2), 0) FROM files"
+                    ).fetchone()
+                    info["files"], info["parsed"] = int(row[0]), int(row[1])
+                finally:
+                    con.close()
+    owner = read_owner(state.index_path)
+    if owner is not None and owner.state == "held":
+        alive = owner.alive()
+        info["writer"] = {"pid": owner.pid, "command": owner.command, "alive": alive}
+        if not alive:
+            report.problem(
+                "index",
+                "warning",
+                f"the last index writer ({owner.describe()}) was killed mid-run.",
+                "Run `librarian index`: it checks the index and completes it.",
+            )
+    cache = BlobCache.open(config.cache if config is not None else None)
+    if cache is not None:
+        stats = cache.stats()
+        info["parse_cache"] = {
+            k: stats[k] for k in ("path", "entries", "bytes", "max_bytes", "broken")
+        }
+        cache.close()
+    report.sections["index"] = info
+
+
 def doctor_cmd(repo: Path = REPO_OPTION, as_json: bool = JSON_OPTION) -> None:
-    """Check Python, packages, tokenizers, grammars, SQLite, config, git and state."""
+    """Check Python, packages, tokenizers, grammars, SQLite, config, git, state and index."""
     try:
         root = resolve_repo(repo)
     except LibrarianError as exc:
         raise fail(exc, as_json=as_json) from None
     report = _Report()
+    found: list[Config | None] = []
     checks: list[Callable[[], object]] = [
         lambda: _check_python(report),
         lambda: _check_packages(report),
         lambda: _check_tokenizer(report),
         lambda: _check_grammars(report),
         lambda: _check_sqlite(report),
-        lambda: _check_config(report, root),
+        lambda: found.append(_check_config(report, root)),
         lambda: _check_git(report, root),
         lambda: _check_state(report, root),
+        lambda: _check_index(report, root, found[0] if found else None),
     ]
     for check in checks:
         check()
@@ -418,6 +472,20 @@ def _print_doctor(root: Path, report: _Report) -> None:
     out.print(f"Git          {git_text}")
     st = sec["state"]
     out.print(f"State        {st['dir']} {'present' if st['exists'] else 'absent'}")
+    ix = sec["index"]
+    if not ix["exists"]:
+        out.print("Index        none yet (built on first use)")
+    elif ix.get("integrity") == "ok":
+        parsed = f", {ix['parsed']}/{ix['files']} files parsed" if "files" in ix else ""
+        out.print(f"Index        integrity ok{parsed}")
+    else:
+        out.print("Index        DAMAGED (see below)")
+    pc = ix.get("parse_cache")
+    if pc:
+        out.print(
+            f"Parse cache  {pc['path']} ({pc['entries']} entries, "
+            f"{pc['bytes'] // 1048576} of {pc['max_bytes'] // 1048576} MiB)"
+        )
     if not report.problems:
         out.print("All checks passed.")
         return

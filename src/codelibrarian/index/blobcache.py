@@ -209,7 +209,8 @@ class BlobCache:
         for i in range(0, len(victims), _CHUNK):
             part = victims[i : i + _CHUNK]
             conn.execute(f"DELETE FROM entries WHERE key IN ({','.join('?' * len(part))})", part)
-        conn.execute("PRAGMA incremental_vacuum")
+        # execute() steps a pragma once (one page); executescript() runs it to the end
+        conn.executescript("PRAGMA incremental_vacuum;")
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         self.evicted += len(victims)
         return freed

@@ -74,6 +74,8 @@ _BATCH_FILES = 24
 _CORRUPT_CODES = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB
 
 ProgressFn = Callable[[int, int], None]
+#: told the name of each stage as it starts: check, seed, files, parse, resolve, derived
+StageFn = Callable[[str], None]
 WaitFn = Callable[[LockOwner | None, float], None]
 #: a derived stage: ``(root, store, config) -> note or None``, run once nothing is pending
 DerivedStage = Callable[[Path, SqliteStore, Config], str | None]
@@ -252,6 +254,8 @@ def index_workspace(
     command: str = "index",
     lock_timeout: float | None = None,
     on_wait: WaitFn | None = None,
+    on_stage: StageFn | None = None,
+    check: bool = False,
     cache: BlobCache | object | None = _UNSET,
 ) -> IndexStats:
     """Bring the index of the repository at ``root`` up to date; returns the run's stats.
@@ -259,7 +263,10 @@ def index_workspace(
     ``only`` parses just those paths this run (the rest stay listed, ``pending``).
     ``lock_timeout`` (seconds; default ``[index].lock_timeout``) bounds the wait for
     another writer, raising ``IndexBusy``; ``on_wait`` hears who it is while waiting.
-    ``cache`` overrides the per-user parse cache (None: no cache).
+    ``on_stage`` hears each stage's name as it starts. ``check`` runs ``PRAGMA
+    quick_check`` first even after a clean shutdown (``librarian index`` does: it is
+    the command that repairs). ``cache`` overrides the per-user parse cache (None:
+    no cache).
     """
     started = time.perf_counter()
     cfg = config or Config()
@@ -269,16 +276,20 @@ def index_workspace(
     timeout = cfg.index.lock_timeout if lock_timeout is None else lock_timeout
     blobs = BlobCache.open(cfg.cache) if cache is _UNSET else cache
     assert blobs is None or isinstance(blobs, BlobCache)
+    stage = on_stage or _quiet
     try:
         with WriterLock(db, command=command, timeout=timeout, on_wait=on_wait) as lock:
             notes: list[str] = []
             rebuilt = False
-            problems = quick_check(db) if lock.unclean else []
+            if lock.unclean or check:
+                stage("check")
+            problems = quick_check(db) if lock.unclean or check else []
             if problems:
                 rebuilt = _rebuild(db, notes, problems[0])
             key = _repo_key(root, blobs)
             seeded = False
             if not db.exists() and blobs is not None:
+                stage("seed")
                 seeded = seed_from_sibling(root, db, blobs, key) is not None
                 if seeded:
                     notes.append("started from another checkout's index of this repository")
@@ -286,7 +297,7 @@ def index_workspace(
             for last in (False, True):  # a damaged index is rebuilt from scratch, once
                 stats = _run_once(
                     root, cfg, db, blobs, notes,
-                    progress=progress, workers=workers, only=only, last=last,
+                    progress=progress, workers=workers, only=only, last=last, stage=stage,
                 )  # fmt: skip
                 if stats is not None:
                     break
@@ -317,6 +328,7 @@ def _run_once(
     progress: ProgressFn | None,
     workers: int | None,
     only: Collection[str] | None,
+    stage: StageFn,
     last: bool = False,
 ) -> IndexStats | None:
     """One pass over a sound database; None after discarding a damaged one (unless ``last``)."""
@@ -329,12 +341,19 @@ def _run_once(
         return None
     try:
         with store:
-            return _index(root, cfg, store, blobs, progress=progress, workers=workers, only=only)
+            return _index(
+                root, cfg, store, blobs,
+                progress=progress, workers=workers, only=only, stage=stage,
+            )  # fmt: skip
     except sqlite3.DatabaseError as exc:
         if last or getattr(exc, "sqlite_errorcode", None) not in _CORRUPT_CODES:
             raise
         _rebuild(db, notes, str(exc))
         return None
+
+
+def _quiet(_stage: str) -> None:
+    return None
 
 
 def _repo_key(root: Path, blobs: BlobCache | None) -> str:
@@ -356,7 +375,9 @@ def _index(
     progress: ProgressFn | None,
     workers: int | None,
     only: Collection[str] | None,
+    stage: StageFn,
 ) -> IndexStats:
+    stage("files")
     listing = _list(root, cfg, store)
     file_set_changed = bool(listing.deleted) or bool(listing.new)
     if file_set_changed:
@@ -378,6 +399,7 @@ def _index(
     todo = [(p, listed[p]) for p in todo_paths]
     resolver = Resolver(listed, _go_modules(root, sorted(listed)))
     n_workers = workers or cfg.index.workers or os.cpu_count() or 1
+    stage("parse")
     parse_errors, used, hits = _parse_and_write(
         store,
         root,
@@ -389,11 +411,13 @@ def _index(
         blobs=blobs,
     )
     if file_set_changed or store.meta("resolve_pending") == "1":
+        stage("resolve")
         _reresolve(store, resolver)
         store.set_meta({"resolve_pending": "0"})
     left = len(pending) - len(todo)
     notes: list[str] = []
     if left == 0:
+        stage("derived")
         notes += _refresh_cochange(root, store, cfg, set(listed), file_set_changed)
         notes += _run_derived(root, store, cfg)
     counts = store.counts()
