@@ -71,9 +71,9 @@ def resolve_repo(repo: Path) -> Path:
 
 
 class _Kept:
-    """``root -> (config file stamp, Librarian)``, kept between calls by a resident server."""
+    """``root -> Librarian``, kept between calls by a resident server."""
 
-    libraries: dict[Path, tuple[object, Any]] | None = None
+    libraries: dict[Path, Any] | None = None
 
 
 def keep_librarians() -> None:
@@ -88,26 +88,17 @@ def open_librarian(root: Path) -> Any:
     A kept instance is replaced when the repository's config file changed.
     """
     from ..api import Librarian
-    from ..config import find_config_file
 
     kept_all = _Kept.libraries
     if kept_all is None:
         return Librarian(root)
-    found = find_config_file(root)
-    stamp: object = None
-    if found is not None:
-        try:
-            st = found[0].stat()
-            stamp = (str(found[0]), st.st_size, st.st_mtime_ns)
-        except OSError:
-            stamp = str(found[0])
     kept = kept_all.get(root)
-    if kept is not None and kept[0] == stamp:
-        return kept[1]
+    if kept is not None and not kept.config_changed():
+        return kept
     if kept is not None:
-        kept[1].close()
+        kept.close()
     lib = Librarian(root)
-    kept_all[root] = (stamp, lib)
+    kept_all[root] = lib
     return lib
 
 

@@ -12,12 +12,16 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from ..errors import LibrarianError
 from ._common import JSON_OPTION, REPO_OPTION, err_console, fail, print_json, progress, resolve_repo
+
+if TYPE_CHECKING:
+    from ..api import Librarian
+    from ..index.indexer import UpdateResult
 
 
 def register(app: typer.Typer) -> None:
@@ -32,30 +36,20 @@ def index_cmd(
     watch: bool = typer.Option(False, "--watch", help="Keep re-indexing files as they are saved."),
 ) -> None:
     """Build or update the index (symbols, references, imports, chunks, graphs)."""
-    from ..config import load_config
-    from ..index.indexer import index_workspace
-    from ..index.records import EDGE_KINDS
-    from ..index.store import open_store
+    from ..api import Librarian
 
     try:
-        root = resolve_repo(path)
-        config = load_config(root)
+        lib = Librarian(resolve_repo(path))
         with progress("indexing", None, enabled=not as_json) as bar:
 
             def report(done: int, total: int) -> None:
                 bar.update(total=total, completed=done)
 
-            stats = index_workspace(
-                root,
-                config,
-                progress=report,
-                on_wait=lock_waiter(),
-                on_stage=stage_tracer(bar),
-                check=True,
+            stats = lib.index(
+                progress=report, on_wait=lock_waiter(), on_stage=stage_tracer(bar), check=True
             )
         data: dict[str, Any] = stats.to_dict()
-        with open_store(root, readonly=True) as store:
-            data["edges"] = {kind: len(store.edges(kind)) for kind in EDGE_KINDS}
+        data["edges"] = lib.edge_counts()
     except LibrarianError as exc:
         raise fail(exc, as_json=as_json) from None
     if as_json:
@@ -67,7 +61,7 @@ def index_cmd(
             f"{len(data['parse_errors'])} parse errors in {data['seconds']:.2f}s"
         )
     if watch:
-        _watch(root, config, quiet=as_json)
+        _watch(lib, quiet=as_json)
 
 
 def lock_waiter() -> Callable[[Any, float], None]:
@@ -109,13 +103,10 @@ _STAGE_LABELS = {
 }
 
 
-def _watch(root: Path, config: Any, *, quiet: bool) -> None:
-    from ..index.indexer import UpdateResult
-    from ..index.watch import watch_workspace
-
+def _watch(lib: Librarian, *, quiet: bool) -> None:
     console = err_console()
     if not quiet:
-        console.print(f"watching {root} (Ctrl-C to stop)", markup=False, highlight=False)
+        console.print(f"watching {lib.root} (Ctrl-C to stop)", markup=False, highlight=False)
 
     def show(result: UpdateResult) -> None:
         if not quiet:
@@ -126,7 +117,7 @@ def _watch(root: Path, config: Any, *, quiet: bool) -> None:
             )
 
     try:
-        watch_workspace(root, config, on_update=show)
+        lib.watch(on_update=show)
     except LibrarianError as exc:
         raise fail(exc, as_json=quiet) from None
 
@@ -137,30 +128,23 @@ def map_cmd(
     as_json: bool = JSON_OPTION,
 ) -> None:
     """Print the ranked repository map (top files and their signatures) under a budget."""
-    from ..config import load_config
-    from ..index.repomap import render_map
-    from ..index.store import open_store
-    from ..tokens import get_tokenizer
+    from ..api import Librarian
 
     try:
-        root = resolve_repo(repo)
-        config = load_config(root)
-        tokenizer = get_tokenizer(config.compose.model)
-        with open_store(root, readonly=True) as store:
-            text = render_map(store, tokenizer, budget)
+        with Librarian(resolve_repo(repo)) as lib:
+            repo_map = lib.repo_map(budget)
     except LibrarianError as exc:
         raise fail(exc, as_json=as_json) from None
     if as_json:
-        files = [line[:-1] for line in text.splitlines() if line and not line.startswith(" ")]
         print_json(
             {
                 "ok": True,
                 "budget": budget,
-                "tokens": tokenizer.count(text),
-                "tokenizer": tokenizer.name,
-                "files": files,
-                "text": text,
+                "tokens": repo_map.tokens,
+                "tokenizer": repo_map.tokenizer,
+                "files": list(repo_map.files),
+                "text": repo_map.text,
             }
         )
     else:
-        typer.echo(text, nl=False)
+        typer.echo(repo_map.text, nl=False)

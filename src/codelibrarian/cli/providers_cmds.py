@@ -34,18 +34,9 @@ TIMEOUT_OPTION = typer.Option(5.0, "--timeout", help="Seconds each probe may tak
 
 
 def _state_dir(root: Path) -> Path:
-    try:
-        from ..workspace.state import State
-    except ImportError:
-        state_dir = root / ".librarian"
-        state_dir.mkdir(parents=True, exist_ok=True)
-        ignore = state_dir / ".gitignore"
-        if not ignore.exists():
-            ignore.write_text("*\n", encoding="utf-8")
-        return state_dir
-    state = State(root)
-    state.ensure()
-    return Path(state.dir)
+    from ..api import ensure_state_dir
+
+    return ensure_state_dir(root)
 
 
 def _registry(repo: Path, timeout: float) -> ProviderRegistry:

@@ -171,8 +171,7 @@ def register(app: typer.Typer) -> None:
         as_json: bool = JSON_OPTION,
     ) -> None:
         """Ranked files with citations for an intent, with per-stage diagnostics."""
-        from ..query.capabilities import DEFAULT_FEATURES
-        from ..query.pipeline import QuerySession, resolve_llm
+        from ..api import Librarian
         from ..query.report import ProgressReporter
         from ..query.types import (
             DEPTHS,
@@ -185,29 +184,29 @@ def register(app: typer.Typer) -> None:
         if depth not in DEPTHS:
             raise UsageError(f"unknown depth {depth!r}.", hint="Use --depth L0, L1, L2 or L3.")
         root = resolve_repo(repo)
-        features = (*DEFAULT_FEATURES, "dense") if semantic else DEFAULT_FEATURES
         qdepth: QueryDepth = depth  # narrowed by the DEPTHS check above
         when = int(time.time()) if as_of is None else as_of
-        completer, _why = resolve_llm(root, discover=llm)
-        with QuerySession(
-            root, features=features, llm=completer, summarize_with_llm=summary
-        ) as session:
-            query = LibrarianQuery(intent, qdepth, limit, when, budget)
-            reporter = ProgressReporter(query_id_for(query), intent, STAGE_NAMES)
-            cancel = CancellationToken()
-            with (
-                _cancel_on_interrupt(cancel),
-                _live(reporter, enabled=not as_json and sys.stderr.isatty()),
-            ):
-                result = session.run(
-                    intent,
-                    depth=qdepth,
-                    limit=limit,
-                    budget=budget,
-                    as_of=when,
-                    reporter=reporter,
-                    cancel=cancel,
-                )
+        query = LibrarianQuery(intent, qdepth, limit, when, budget)
+        reporter = ProgressReporter(query_id_for(query), intent, STAGE_NAMES)
+        cancel = CancellationToken()
+        with (
+            Librarian(root) as lib,
+            _cancel_on_interrupt(cancel),
+            _live(reporter, enabled=not as_json and sys.stderr.isatty()),
+        ):
+            result = lib.query(
+                intent,
+                depth=qdepth,
+                limit=limit,
+                budget=budget,
+                as_of=when,
+                semantic=semantic,
+                llm=llm,
+                summarize=summary,
+                build=False,
+                reporter=reporter,
+                cancel=cancel,
+            ).pipeline
         if as_json:
             print_json({"ok": result.response is not None, **result.to_dict()})
         else:

@@ -19,9 +19,8 @@ from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr, ValidationErro
 from ..errors import UsageError
 from ._common import JSON_OPTION, REPO_OPTION, err_console, print_json, resolve_repo
 
-if TYPE_CHECKING:  # the packs package is large: import it on use
-    from ..packs.window import ComposedWindow, SaopEnvelope, WindowBudget
-    from ..tokens import Tokenizer
+if TYPE_CHECKING:  # the facade pulls in the index and the composer: import it on use
+    from ..api import ComposedWindow, SaopEnvelope, WindowBudget
 
 
 class _EnvelopeRow(BaseModel):
@@ -36,7 +35,7 @@ class _EnvelopeRow(BaseModel):
 
 def read_envelopes(path: Path) -> tuple[SaopEnvelope, ...]:
     """Parse a JSONL envelope file; errors name the line and the field."""
-    from ..packs.window import SaopEnvelope
+    from ..api import SaopEnvelope
 
     try:
         text = path.read_text(encoding="utf-8")
@@ -77,13 +76,12 @@ def _read_map(map_file: Path) -> str:
         ) from None
 
 
-def _build_map(repo: Path, budget: int, tokenizer: Tokenizer) -> str:
+def _build_map(repo: Path, budget: int, model: str | None) -> str:
     """The ranked repository map from the existing index, as ``librarian map`` prints it."""
-    from ..index.repomap import render_map
-    from ..index.store import open_store
+    from ..api import Librarian
 
-    with open_store(resolve_repo(repo), readonly=True) as store:
-        return render_map(store, tokenizer, budget)
+    with Librarian(resolve_repo(repo)) as lib:
+        return lib.repo_map(budget, model=model).text
 
 
 def window_to_dict(
@@ -150,8 +148,7 @@ def register(app: typer.Typer) -> None:
         as_json: bool = JSON_OPTION,
     ) -> None:
         """Compose a sliding window: goal, then map, then recent past (newest first)."""
-        from ..packs.window import WindowBudget, WindowComposer
-        from ..tokens import get_tokenizer
+        from ..api import WindowBudget, compose_window, tokenizer_name
 
         budget = WindowBudget(
             total_budget=total,
@@ -159,18 +156,20 @@ def register(app: typer.Typer) -> None:
             map_budget=map_budget_tokens,
             recent_past_budget=recent_budget,
         )
-        tokenizer = get_tokenizer(model)
         if map_file is not None:
             if map_budget is not None:
                 raise UsageError("--map-file and --map-budget exclude each other")
             repo_map = _read_map(map_file)
         else:
             size = map_budget if map_budget is not None else map_budget_tokens
-            repo_map = _build_map(repo, size, tokenizer) if size > 0 else ""
+            repo_map = _build_map(repo, size, model) if size > 0 else ""
         rows = read_envelopes(envelopes) if envelopes is not None else ()
-        window = WindowComposer(budget, max_recent, tokenizer).compose(goal, repo_map, rows)
+        window = compose_window(
+            goal, repo_map, rows, budget=budget, max_recent=max_recent, model=model
+        )
+        tokenizer = tokenizer_name(model)
         if as_json:
-            print_json(window_to_dict(window, budget, tokenizer.name))
+            print_json(window_to_dict(window, budget, tokenizer))
             return
         out = typer.get_text_stream("stdout")
         for slot in window.slots:
@@ -180,7 +179,7 @@ def register(app: typer.Typer) -> None:
         note = "; the goal alone did not fit the total" if window.budget_exceeded else ""
         err_console().print(
             f"{window.total_tokens_used}/{total} tokens in {len(window.slots)} slots"
-            f" ({tokenizer.name}); {len(window.dropped_envelope_ids)} envelopes left out{note}",
+            f" ({tokenizer}); {len(window.dropped_envelope_ids)} envelopes left out{note}",
             markup=False,
             highlight=False,
         )

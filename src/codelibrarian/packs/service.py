@@ -1,9 +1,10 @@
 """The imperative shell of Local Context Packs, called by ``Librarian.pack/handoff/runs``.
 
 It reads the clock (only when no ``as_of`` is given), git and the index through
-the :class:`~codelibrarian.api.Librarian` it is handed, gathers the
-candidates exactly as ``compose`` does (the same sources, the same policy
-engine), and hands them to the pure-ish assembly in :mod:`.assemble`.
+the workspace session it is handed, gathers the candidates exactly as
+``compose`` does (the same :class:`~codelibrarian.service.compose.ComposeService`:
+the same sources, the same policy engine), and hands them to the pure-ish
+assembly in :mod:`.assemble`.
 
 Reuse: a pack already remembered for the agent in the run's ``memory.json``
 is returned as it is (``reused=True``) when the goal, the criteria, the
@@ -40,7 +41,9 @@ from .lcp import LocalContextPack
 from .runs import ARROW, RunStore, RunSummary, _atomic_write, new_run_id, stamp
 
 if TYPE_CHECKING:
-    from ..api import Librarian
+    from ..service.compose import ComposeService
+    from ..service.workspace import WorkspaceSession
+    from ..workspace.state import State
 
 __all__ = [
     "HandoffResult",
@@ -178,7 +181,7 @@ def _decisions(store: RunStore, run_id: str, agent: str) -> tuple[tuple[str, str
 
 
 def make_pack(
-    lib: Librarian,
+    composer: ComposeService,
     agent: str,
     goal: str,
     *,
@@ -202,6 +205,7 @@ def make_pack(
     goal = " ".join(goal.split())
     acceptance = _norm(acceptance)
     constraints = _norm(constraints)
+    lib = composer.ws
     now = int(time.time()) if as_of is None else int(as_of)
     store = RunStore(lib.state)
     run = run_id or new_run_id(now, f"{agent}\n{goal}")
@@ -209,13 +213,13 @@ def make_pack(
     if store.has_pack(run, agent):
         existing = store.read_pack(run, agent)
         if refresh:
-            lib._ensure_index(refresh=True)
+            lib.ensure_index(refresh=True)
             new, text, refreshed, missing = refresh_pack(
                 existing,
                 root=lib.root,
-                store=lib._open_store(),
+                store=lib.open_store(),
                 tokenizer=get_tokenizer(existing.model),
-                is_sensitive=lib._policy.is_sensitive,
+                is_sensitive=lib.is_sensitive,
             )
             path = store.write_pack(new)
             result = PackResult(new, text, path, store.uri(path), False, refreshed, missing)
@@ -236,7 +240,7 @@ def make_pack(
             return result
     model = model or lib.config.compose.model
     tokenizer = get_tokenizer(model)
-    lib._ensure_index(refresh=True)
+    lib.ensure_index(refresh=True)
     is_git = is_git_repo(lib.root)
     trigger = Trigger.create(
         " ".join((goal, *acceptance)),
@@ -248,26 +252,27 @@ def make_pack(
         model=model,
         agent_role=agent,
     )
-    changes = lib._changes(trigger)
+    changes = lib.changes(trigger)
     scope = scope or classify_scope(changes) or ROLE_SCOPE[agent]
     capability = capability or DEFAULT_CAPABILITY
     budget = budget_for(scope, capability)
     # a pack carries pointers, not bodies: gather as a full composition would (the
     # sources size their offer by the budget and leave tests out of small ones)
     gather = max(budget, lib.config.budget.total_tokens)
-    candidates, outcome, _budget, _context, index, _vitals = lib._prepare(trigger, gather)
+    prep = composer.prepare(trigger, gather)
+    index = prep.store
     env = PackEnv(
         root=lib.root,
         tokenizer=tokenizer,
         store=index,
-        candidates=tuple(candidates),
-        excluded=frozenset(ident for ident, _ in outcome.excluded_rules),
+        candidates=prep.candidates,
+        excluded=frozenset(ident for ident, _ in prep.outcome.excluded_rules),
         changes=tuple(changes),
         explicit_files=trigger.files,
         files=tuple(sorted(r.path for r in index.files())),
         decisions=_decisions(store, run, agent),
-        redacted_artifacts=len(outcome.redactions),
-        is_sensitive=lib._policy.is_sensitive,
+        redacted_artifacts=len(prep.outcome.redactions),
+        is_sensitive=lib.is_sensitive,
     )
     request = PackRequest(
         agent=agent,
@@ -291,7 +296,7 @@ def make_pack(
 
 
 def make_handoff(
-    lib: Librarian,
+    lib: WorkspaceSession,
     run_id: str,
     source: str,
     target: str,
@@ -313,9 +318,7 @@ def make_handoff(
     pack = store.read_pack(run_id, source) if store.has_pack(run_id, source) else None
     is_git = is_git_repo(lib.root)
     changes = [
-        d
-        for d in (working_diff(lib.root) if is_git else ())
-        if not lib._policy.is_sensitive(d.path)
+        d for d in (working_diff(lib.root) if is_git else ()) if not lib.is_sensitive(d.path)
     ]
     package = build_handoff(
         run_id=run_id,
@@ -342,14 +345,14 @@ def make_handoff(
     return HandoffResult(package, path, uri)
 
 
-def list_runs(lib: Librarian) -> tuple[RunSummary, ...]:
-    store = RunStore(lib.state)
+def list_runs(state: State) -> tuple[RunSummary, ...]:
+    store = RunStore(state)
     return tuple(store.summary(r) for r in store.run_ids())
 
 
-def show_run(lib: Librarian, run_id: str) -> RunDetail:
+def show_run(state: State, run_id: str) -> RunDetail:
     """Everything of one run, every pack and handoff validated on the way."""
-    store = RunStore(lib.state)
+    store = RunStore(state)
     summary = store.summary(run_id)
     packs = tuple(store.read_pack(run_id, a) for a in summary.agents)
     folder = store.run_dir(run_id)

@@ -1,0 +1,453 @@
+"""The composer's service: the imperative shell around the pure ``composer`` package.
+
+It turns a task into a :class:`~codelibrarian.trigger.Trigger` (reading the clock
+only when the caller gives no ``as_of``), gathers candidates from every source,
+applies the policy engine, shapes the lane budget, runs the pure composer (through
+the memory + disk cache), records the path-free decision and, beside it, the
+private replay inputs (the sidecar). ``explain`` and ``replay`` read them back.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, cast
+
+from ..composer import (
+    Candidate,
+    ComposeContext,
+    Composition,
+    CompositionCache,
+    canonical_json,
+    compose,
+    digest,
+)
+from ..composer import replay as replay_record
+from ..composer.types import Format
+from ..config import LANES, BudgetConfig, LaneBudget
+from ..errors import NotFound, UsageError
+from ..persist import DecisionLog, DiskCache, TieredCache
+from ..policy_engine import PolicyOutcome
+from ..sources import SourceContext
+from ..sources.local import changed_line_count
+from ..tokens import Tokenizer, get_tokenizer
+from ..trigger import Trigger
+from ..vitals import VitalsSnapshot, measure, relevance_delta
+from ..workspace.git import FileDiff
+from .results import ComposeResult, PackedArtifact, RejectedArtifact, ReplayResult
+from .workspace import WorkspaceSession, now_or
+
+__all__ = [
+    "FORMATS",
+    "ComposeService",
+    "Gathered",
+    "Prepared",
+    "shape_budget",
+]
+
+FORMATS: tuple[str, ...] = ("markdown", "xml", "json", "plain")
+#: lanes that may take the budget other lanes cannot use
+_ELASTIC = ("retrieved", "structure")
+_DEFAULT_TOTAL = 8000
+_PRIVATE_DIR = "private"
+STATUS_FILE = "vitals.json"
+
+
+def shape_budget(
+    base: BudgetConfig, total: int, available: dict[str, int], *, scale_defaults: bool
+) -> BudgetConfig:
+    """The lane budget for one composition.
+
+    With the default lanes, mins and maxes scale with ``total / 8000`` (the
+    defaults are written for 8,000 tokens), so a 2,000-token pack does not reserve
+    1,000 tokens for a local lane it may not need. Then the room no lane can use
+    (``total`` minus each lane's ``min(max, available)``) is lent to the retrieved
+    and structure lanes, which usually have more to give: each may grow by that
+    whole room (never beyond what it has), and the composer's score order decides
+    which of the two gets it. Configured (non-default) lanes keep their numbers;
+    mins are scaled down only when they no longer fit ``total``.
+    """
+    lanes: dict[str, LaneBudget] = {}
+    for name in LANES:
+        spec = base.lanes[name]
+        if scale_defaults:
+            lo = spec.min * total // _DEFAULT_TOTAL
+            hi = max(lo, spec.max * total // _DEFAULT_TOTAL)
+            spec = LaneBudget(min=lo, max=hi, priority=spec.priority)
+        lanes[name] = spec
+    sum_mins = sum(s.min for s in lanes.values())
+    if sum_mins > total:
+        lanes = {
+            n: LaneBudget(min=s.min * total // sum_mins, max=s.max, priority=s.priority)
+            for n, s in lanes.items()
+        }
+    used = sum(min(lanes[n].max, available.get(n, 0)) for n in LANES)
+    spare = max(0, total - used)
+    if spare:
+        for name in _ELASTIC:
+            s = lanes[name]
+            extra = min(spare, max(0, available.get(name, 0) - s.max))
+            lanes[name] = LaneBudget(min=s.min, max=min(total, s.max + extra), priority=s.priority)
+    return BudgetConfig(total_tokens=total, lanes=lanes)
+
+
+@dataclass(frozen=True, slots=True)
+class Gathered:
+    """Every source's candidates (vitals-adjusted), the vitals, the change and the index."""
+
+    candidates: tuple[Candidate, ...]
+    vitals: VitalsSnapshot
+    changes: tuple[FileDiff, ...]
+    store: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """What the pure composer needs, after the policy engine: candidates to context."""
+
+    candidates: tuple[Candidate, ...]
+    outcome: PolicyOutcome
+    budget: BudgetConfig
+    context: ComposeContext
+    store: Any
+    vitals: VitalsSnapshot
+
+
+class ComposeService:
+    """Compose, record, explain and replay packs for one :class:`WorkspaceSession`."""
+
+    def __init__(self, ws: WorkspaceSession) -> None:
+        self.ws = ws
+        self._memory: CompositionCache[Composition] = CompositionCache()
+
+    # -------------------------------------------------------------- compose
+
+    def compose(
+        self,
+        task: str,
+        *,
+        budget: int | None = None,
+        model: str | None = None,
+        base: str | None = None,
+        diff_text: str | None = None,
+        files: Iterable[str] = (),
+        fmt: str | None = None,
+        as_of: int | None = None,
+        agent_role: str | None = None,
+        use_cache: bool = True,
+        event: str = "manual",
+        refresh: bool = True,
+        record: bool = True,
+        reveal: bool = False,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> ComposeResult:
+        """Compose a pack for ``task`` (see :meth:`codelibrarian.api.Librarian.compose`)."""
+        config = self.ws.config
+        fmt = fmt or config.compose.format
+        if fmt not in FORMATS:
+            raise UsageError(f"unknown format {fmt!r}", hint=f"Use one of: {', '.join(FORMATS)}.")
+        total = config.budget.total_tokens if budget is None else int(budget)
+        if total <= 0:
+            raise UsageError("the budget must be a positive number of tokens")
+        model = model or config.compose.model
+        now = now_or(as_of)
+        self.ws.ensure_index(refresh=refresh, progress=progress)
+        is_git = self.ws.is_git()
+        trigger = Trigger.create(
+            task,
+            as_of=now,
+            event=event,
+            files=files,
+            base=base,
+            diff_text=diff_text,
+            no_change=not is_git and diff_text is None,
+            commitish=self.ws.head(refreshed=refresh),
+            model=model,
+            agent_role=agent_role,
+        )
+        return self.compose_trigger(
+            trigger,
+            total=total,
+            fmt=fmt,
+            use_cache=use_cache and record,
+            record=record,
+            reveal=reveal,
+        )
+
+    def gather(self, trigger: Trigger, total: int) -> Gathered:
+        """Every source's candidates for ``trigger`` under ``total`` tokens."""
+        ws = self.ws
+        ws.state.ensure()
+        store = ws.open_store()
+        changes = ws.changes(trigger)
+        memo = ws.generation_memo(store)
+        ctx = SourceContext(
+            root=ws.root,
+            config=ws.config,
+            trigger=trigger,
+            tokenizer=get_tokenizer(trigger.model),
+            secret=ws.state.secret(),
+            state=ws.state,
+            changes=changes,
+            files=ws.indexed_files(store),
+            store=store,
+            budget=total,
+            recency=ws.recency(trigger.as_of, trigger.commitish),
+            is_sensitive=ws.is_sensitive,
+        )
+        ctx.memo["shared"] = memo
+        ctx.share_texts(memo.setdefault("texts", {}), memo.setdefault("lines", {}))
+        vitals = measure(
+            changed_lines=changed_line_count(changes),
+            events_path=ws.state.events_path,
+            status_path=ws.state.dir / STATUS_FILE,
+            as_of=trigger.as_of,
+        )
+        candidates: list[Candidate] = []
+        for source in ws.sources():
+            candidates.extend(source.gather(ctx))
+        adjusted = []
+        for cand in candidates:
+            delta = relevance_delta(vitals, lane=cand.lane, recency_bucket=cand.recency_bucket)
+            adjusted.append(
+                replace(cand, relevance=min(1000, cand.relevance + delta)) if delta else cand
+            )
+        return Gathered(tuple(adjusted), vitals, changes, store)
+
+    def prepare(self, trigger: Trigger, total: int) -> Prepared:
+        """Gather, apply the policy engine, shape the budget and build the context."""
+        gathered = self.gather(trigger, total)
+        config = self.ws.config
+        outcome = self.ws.policy.apply(gathered.candidates, budget=total)
+        excluded = {ident for ident, _ in outcome.excluded_rules}
+        available: dict[str, int] = dict.fromkeys(LANES, 0)
+        for c in outcome.candidates:
+            if c.id not in excluded:
+                available[c.lane] += c.token_estimate
+        budget = shape_budget(
+            config.budget,
+            total,
+            available,
+            scale_defaults=config.budget.lanes == BudgetConfig().lanes,
+        )
+        rules_digest = digest(
+            sorted(c.content_hash for c in outcome.candidates if c.lane in ("rules", "policy"))
+        )
+        context = ComposeContext.make(
+            as_of=trigger.as_of,
+            workspace_fingerprint=self.ws.fingerprint(gathered.store),
+            trigger=trigger.event,
+            commitish=trigger.commitish or "",
+            rules_digest=rules_digest,
+            extra={
+                "vitals": canonical_json(gathered.vitals.to_dict()),
+                "redactions": canonical_json([r.to_dict() for r in outcome.redactions]),
+                "excluded": canonical_json([list(e) for e in outcome.excluded_rules]),
+                "trigger": digest(
+                    {k: v for k, v in trigger.to_dict().items() if k not in ("as_of", "commitish")}
+                ),
+            },
+        )
+        return Prepared(
+            outcome.candidates, outcome, budget, context, gathered.store, gathered.vitals
+        )
+
+    def compose_trigger(
+        self,
+        trigger: Trigger,
+        *,
+        total: int,
+        fmt: str,
+        use_cache: bool,
+        record: bool,
+        reveal: bool,
+    ) -> ComposeResult:
+        """Compose ``trigger`` under ``total``; record the decision when ``record``."""
+        state = self.ws.state
+        tokenizer = get_tokenizer(trigger.model)
+        prep = self.prepare(trigger, total)
+        cache = TieredCache(self._memory, DiskCache(state.cache_dir)) if use_cache else None
+        render_fmt: Format = "markdown" if fmt == "json" else cast(Format, fmt)
+        composition = compose(
+            list(prep.candidates),
+            budget=prep.budget,
+            tokenizer=tokenizer,
+            context=prep.context,
+            constraints=prep.outcome.constraints,
+            fmt=render_fmt,
+            cache=cache,
+        )
+        decision_id: str | None = None
+        if record:
+            DecisionLog(state.decisions_dir).append(composition.record)
+            decision_id = composition.decision_id
+        result = _result(
+            composition=composition,
+            candidates=prep.candidates,
+            outcome=prep.outcome,
+            vitals=prep.vitals,
+            trigger=trigger,
+            tokenizer=tokenizer,
+            fmt=fmt,
+            decision_id=decision_id,
+            reveal=reveal,
+        )
+        if decision_id is not None:
+            self._write_sidecar(decision_id, trigger, total=total, fmt=fmt, files=result.files)
+        return result
+
+    # ------------------------------------------------------ explain, replay
+
+    def _sidecar_path(self, decision_id: str) -> Path:
+        if not decision_id or not all(c.isalnum() for c in decision_id):
+            raise NotFound(f"no decision {decision_id!r}", hint="Check the decision id.")
+        return self.ws.state.decisions_dir / _PRIVATE_DIR / f"{decision_id}.json"
+
+    def _write_sidecar(
+        self, decision_id: str, trigger: Trigger, *, total: int, fmt: str, files: Sequence[str]
+    ) -> None:
+        """Private replay inputs (task, diff, files) and the files the pack showed.
+
+        Kept apart from the path-free decision record, inside the git-ignored state
+        folder; the history lane reads earlier ones as decision snapshots.
+        """
+        path = self._sidecar_path(decision_id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        data = {
+            "trigger": trigger.to_dict(),
+            "budget": total,
+            "format": fmt,
+            "files": list(files),
+        }
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data, sort_keys=True) + "\n", encoding="utf-8")
+        tmp.replace(path)
+
+    def decision(self, decision_id: str) -> dict[str, Any]:
+        """The decision record (ids, kinds, lanes, counts, digests; no paths or content)."""
+        return DecisionLog(self.ws.state.decisions_dir).read(decision_id)
+
+    def explain(self, decision_id: str) -> dict[str, Any]:
+        """A recorded decision explained: summary, lanes, every verdict, redactions, vitals."""
+        rec = self.decision(decision_id)
+        extra = rec.get("extra", {})
+        rankings = rec.get("rankings", [])
+        return {
+            "decision_id": rec["id"],
+            "as_of": rec["as_of"],
+            "trigger": rec["trigger"],
+            "format": rec["format"],
+            "tokenizer": rec["tokenizer"],
+            "budget": rec["budget"]["total_tokens"],
+            "tokens": rec["tokens"],
+            "cache_key": rec["cache_key"],
+            "cache_hit": rec["cache_hit"],
+            "counts": rec["counts"],
+            "lane_tokens": rec["lane_tokens"],
+            "selected": [r for r in rankings if r["selected"]],
+            "rejected": [r for r in rankings if not r["selected"]],
+            "redactions": json.loads(extra.get("redactions", "[]")),
+            "excluded_by_policy": [
+                {"id": ident, "reason": "excluded_by_policy", "rule": rule}
+                for ident, rule in json.loads(extra.get("excluded", "[]"))
+            ],
+            "vitals": json.loads(extra.get("vitals", "{}")),
+        }
+
+    def replay(self, decision_id: str) -> ReplayResult:
+        """Regather candidates for a recorded trigger and re-run the decision without cache."""
+        rec = self.decision(decision_id)
+        path = self._sidecar_path(decision_id)
+        try:
+            side = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            raise NotFound(
+                f"decision {decision_id} has no replay inputs",
+                hint="Only compositions made by this workspace's Librarian can be replayed.",
+            ) from None
+        trigger = Trigger.from_dict(side["trigger"])
+        total = int(side["budget"])
+        self.ws.ensure_index(refresh=True)
+        prep = self.prepare(trigger, total)
+        differences: list[str] = []
+        recorded_extra = rec.get("extra", {})
+        for key, value in prep.context.extra:
+            if recorded_extra.get(key) != value:
+                differences.append(f"{key} changed")
+        if prep.context.workspace_fingerprint != rec.get("workspace_fingerprint"):
+            differences.append("workspace files changed")
+        report = replay_record(rec, list(prep.candidates), get_tokenizer(trigger.model))
+        if report.status == "inputs_changed" or differences:
+            return ReplayResult(
+                decision_id, "inputs_changed", tuple(differences) + tuple(report.differences)
+            )
+        return ReplayResult(decision_id, report.status, tuple(report.differences))
+
+
+def _result(
+    *,
+    composition: Composition,
+    candidates: Sequence[Candidate],
+    outcome: PolicyOutcome,
+    vitals: VitalsSnapshot,
+    trigger: Trigger,
+    tokenizer: Tokenizer,
+    fmt: str,
+    decision_id: str | None,
+    reveal: bool,
+) -> ComposeResult:
+    """The composition as the facade returns it: packed artifacts with local paths,
+    rejected ones with reasons (paths only when ``reveal``, never for sensitive files)."""
+    by_id = {c.id: c for c in candidates}
+    verdicts = {v.id: v for v in composition.verdicts}
+    sensitive = {ident for ident, _ in outcome.excluded_rules}
+    artifacts = []
+    for r in composition.rendered:
+        cand = by_id.get(r.id)
+        path = cand.path if cand and not cand.path.startswith(".librarian/") else None
+        v = verdicts.get(r.id)
+        artifacts.append(
+            PackedArtifact(
+                id=r.id,
+                kind=r.kind,
+                lane=r.lane,
+                path=path or None,
+                lines=cand.lines if cand else None,
+                tokens=r.tokens,
+                shrunk=r.shrunk,
+                strategy=r.strategy,
+                reason=v.reason if v else "score",
+            )
+        )
+    rendered_ids = {r.id for r in composition.rendered}
+    rejected = []
+    for v in composition.verdicts:
+        if v.id in rendered_ids:
+            continue
+        cand = by_id.get(v.id)
+        path = None
+        if reveal and cand and v.id not in sensitive and not cand.path.startswith(".librarian/"):
+            path = cand.path or None
+        rejected.append(
+            RejectedArtifact(v.id, v.kind, v.lane, v.token_estimate, v.reason, v.detail, path)
+        )
+    return ComposeResult(
+        text=composition.text,
+        format=fmt,
+        tokens=composition.tokens,
+        budget=composition.budget,
+        model=trigger.model,
+        tokenizer=tokenizer.name,
+        decision_id=decision_id,
+        cache_key=composition.cache_key,
+        cache_hit=composition.cache_hit,
+        artifacts=tuple(artifacts),
+        rejected=tuple(rejected),
+        redactions=tuple(outcome.redactions),
+        vitals=vitals,
+        trigger=trigger,
+        explanation=composition.explanation,
+        candidate_count=len(candidates),
+    )

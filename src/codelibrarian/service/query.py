@@ -1,0 +1,160 @@
+"""``query``: the six-stage query pipeline over the open index, with cited code."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ..errors import UsageError
+from .workspace import WorkspaceSession, now_or
+
+if TYPE_CHECKING:
+    from ..query.pipeline import PipelineResult
+    from ..query.report import ProgressReporter
+    from ..query.types import CancellationToken, QueryDepth
+
+__all__ = ["CodeSnippet", "QueryResult", "run_query"]
+
+
+@dataclass(frozen=True, slots=True)
+class CodeSnippet:
+    """The text of one cited chunk (secrets redacted; ``redacted_spans`` counts them)."""
+
+    chunk_id: int
+    path: str
+    start_line: int
+    end_line: int
+    symbol: str | None
+    text: str
+    redacted_spans: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "chunk_id": self.chunk_id,
+            "path": self.path,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "symbol": self.symbol,
+            "text": self.text,
+            "redacted_spans": self.redacted_spans,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class QueryResult:
+    """Outcome of :meth:`Librarian.query`: the pipeline's result and, if asked, the code."""
+
+    pipeline: PipelineResult
+    snippets: tuple[CodeSnippet, ...] = ()
+
+    @property
+    def status(self) -> str:
+        """``completed``, ``partial`` (a stage failed; see ``pipeline.traces``) or ``cancelled``."""
+        return self.pipeline.status
+
+    @property
+    def paths(self) -> tuple[str, ...]:
+        """Ranked repository-relative paths (empty when there was no response)."""
+        response = self.pipeline.response
+        return () if response is None else response.paths
+
+    @property
+    def confidence(self) -> int:
+        """The response's confidence, 0..1000 (0 without a response)."""
+        response = self.pipeline.response
+        return 0 if response is None else response.confidence
+
+    def snippet(self, chunk_id: int) -> CodeSnippet | None:
+        """The code of one cited chunk, when ``with_code`` was asked for."""
+        for s in self.snippets:
+            if s.chunk_id == chunk_id:
+                return s
+        return None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**self.pipeline.to_dict(), "snippets": [s.to_dict() for s in self.snippets]}
+
+
+def run_query(
+    ws: WorkspaceSession,
+    intent: str,
+    *,
+    depth: QueryDepth = "L1",
+    limit: int = 10,
+    budget: int | None = None,
+    as_of: int | None = None,
+    semantic: bool = False,
+    llm: bool = False,
+    summarize: bool = False,
+    with_code: bool = False,
+    refresh: bool = True,
+    build: bool = True,
+    reporter: ProgressReporter | None = None,
+    cancel: CancellationToken | None = None,
+) -> QueryResult:
+    """Run the pipeline (see :meth:`codelibrarian.api.Librarian.query`)."""
+    from ..query.capabilities import DEFAULT_FEATURES, FEATURES
+    from ..query.pipeline import QuerySession, resolve_llm
+    from ..query.types import DEPTHS
+
+    if depth not in DEPTHS:
+        raise UsageError(f"unknown depth {depth!r}", hint="Use L0, L1, L2 or L3.")
+    if limit < 1:
+        raise UsageError("limit must be at least 1", hint="Ask for 10 files, say.")
+    if budget is not None and budget < 1:
+        raise UsageError("the budget must be a positive number of tokens")
+    store = None
+    if build:
+        ws.ensure_index(refresh=refresh)
+        store = ws.open_store()
+    features = FEATURES if semantic else DEFAULT_FEATURES
+    completer, _why = resolve_llm(ws.root, discover=llm)
+    with QuerySession(
+        ws.root, features=features, llm=completer, summarize_with_llm=summarize, store=store
+    ) as session:
+        result = session.run(
+            intent,
+            depth=depth,
+            limit=limit,
+            budget=budget,
+            as_of=now_or(as_of),
+            reporter=reporter,
+            cancel=cancel,
+        )
+    snippets = _snippets(ws, result) if with_code else ()
+    return QueryResult(result, snippets)
+
+
+def _snippets(ws: WorkspaceSession, result: PipelineResult) -> tuple[CodeSnippet, ...]:
+    """The text of every cited chunk, secrets redacted, sensitive files left out."""
+    from ..workspace.secrets import redact, scan_text
+
+    if result.response is None:
+        return ()
+    store = ws.open_store()
+    out: list[CodeSnippet] = []
+    seen: set[int] = set()
+    for pack in result.response.packs:
+        if ws.is_sensitive(pack.path):
+            continue
+        for cite in pack.citations:
+            if cite.chunk_id in seen:
+                continue
+            seen.add(cite.chunk_id)
+            try:
+                text = store.chunk(cite.chunk_id).text
+            except (KeyError, LookupError):
+                continue
+            findings = scan_text(text)
+            out.append(
+                CodeSnippet(
+                    chunk_id=cite.chunk_id,
+                    path=cite.path,
+                    start_line=cite.start_line,
+                    end_line=cite.end_line,
+                    symbol=cite.symbol,
+                    text=redact(text, findings) if findings else text,
+                    redacted_spans=len(findings),
+                )
+            )
+    return tuple(out)

@@ -1,0 +1,283 @@
+"""One open workspace: config, state, the index connection and what changed.
+
+A :class:`WorkspaceSession` is long-lived (an MCP server keeps one per
+repository), so it remembers what is cheap to check and expensive to rebuild:
+the git-status signature that decides whether the index must be refreshed, the
+commit times recency is computed from, and a memo of per-generation values the
+sources share (file list, file texts, fingerprint).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..composer import recency_bucket
+from ..composer.fingerprint import workspace_fingerprint
+from ..config import Config, find_config_file, load_config
+from ..errors import UsageError
+from ..policy_engine import PolicyEngine
+from ..sources import Source, load_sources
+from ..trigger import Trigger
+from ..workspace.git import (
+    FileDiff,
+    diff_against,
+    head_commit,
+    is_git_repo,
+    parse_unified_diff,
+    recent_commits,
+    working_diff,
+)
+from ..workspace.state import State
+
+__all__ = ["WorkspaceSession", "now_or"]
+
+
+def now_or(as_of: int | None) -> int:
+    """``as_of`` when given, else the clock (epoch seconds): the shell's one clock read."""
+    return int(time.time()) if as_of is None else int(as_of)
+
+
+def _config_stamp(root: Path) -> object:
+    """Which config file applies to ``root``, with its size and mtime (None: defaults)."""
+    found = find_config_file(root)
+    if found is None:
+        return None
+    try:
+        st = found[0].stat()
+    except OSError:
+        return str(found[0])
+    return (str(found[0]), st.st_size, st.st_mtime_ns)
+
+
+class WorkspaceSession:
+    """The shell's view of one repository (see the module docstring)."""
+
+    def __init__(self, repo_path: str | os.PathLike[str], config: Config | None = None) -> None:
+        root = Path(repo_path).expanduser().resolve()
+        if not root.is_dir():
+            raise UsageError(f"{repo_path} is not a directory", hint="Pass a repository folder.")
+        self.root = root
+        self._config_stamp = _config_stamp(root)
+        self.config = config if config is not None else load_config(root)
+        self.state = State(root)
+        self.policy = PolicyEngine(self.config)
+        self._sources: tuple[Source, ...] | None = None
+        self._store: Any = None
+        self._indexed = False
+        self._signature: tuple[Any, ...] | None = None
+        self._head: str | None = None
+        self._tracked_clean = False
+        self._is_git: bool | None = None
+        self._commit_times: tuple[str | None, dict[str, int]] | None = None
+        self.memo: dict[str, Any] = {}
+
+    def config_changed(self) -> bool:
+        """Whether the repository's config file changed since this session loaded it."""
+        return _config_stamp(self.root) != self._config_stamp
+
+    # ------------------------------------------------------------ the index
+
+    def index(
+        self,
+        *,
+        progress: Callable[[int, int], None] | None = None,
+        on_wait: Callable[[Any, float], None] | None = None,
+        on_stage: Callable[[str], None] | None = None,
+        check: bool = False,
+    ) -> Any:
+        """Build or refresh the index incrementally; returns the indexer's stats.
+
+        ``on_wait`` hears who holds the index lock while waiting for it, ``on_stage``
+        each stage's name; ``check`` runs ``quick_check`` first (see ``index_workspace``).
+        """
+        from ..index.indexer import index_workspace
+
+        self.state.ensure()
+        self.close()
+        stats = index_workspace(
+            self.root,
+            self.config,
+            progress=progress,
+            on_wait=on_wait,
+            on_stage=on_stage,
+            check=check,
+        )
+        self._indexed = True
+        return stats
+
+    def open_store(self) -> Any:
+        """The index connection, opened (and migrated) on first use."""
+        from ..index.store import open_store
+
+        if self._store is None:
+            # not read-only: the store caches derived graphs for the next call
+            self._store = open_store(self.root)
+        return self._store
+
+    def close(self) -> None:
+        """Release the index connection."""
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+    def ensure_index(
+        self, *, refresh: bool, progress: Callable[[int, int], None] | None = None
+    ) -> None:
+        """Index on first use; refresh when the workspace may have changed since.
+
+        In a git repository the check is cheap: HEAD, ``git status`` and the size and
+        modification time of every file it lists. Outside git every refresh runs
+        the (incremental) indexer.
+        """
+        if not self.state.index_path.exists() or not self._indexed:
+            self.index(progress=progress)
+            self._signature = self.workspace_signature()
+            return
+        if not refresh:
+            self._tracked_clean = False
+            return
+        signature = self.workspace_signature()
+        if signature is None or signature != self._signature:
+            self.index(progress=progress)
+            self._signature = signature
+
+    # ------------------------------------------------------------------ git
+
+    def is_git(self) -> bool:
+        if self._is_git is None:
+            self._is_git = is_git_repo(self.root)
+        return self._is_git
+
+    def head(self, *, refreshed: bool) -> str | None:
+        """HEAD: remembered from the last signature when ``refreshed``, else asked of git."""
+        if not self.is_git():
+            return None
+        commitish = self._head if refreshed else None
+        return commitish if commitish is not None else head_commit(self.root)
+
+    def workspace_signature(self) -> tuple[Any, ...] | None:
+        """HEAD, the paths ``git status`` lists and their size and mtime (one git call)."""
+        if not self.is_git():
+            return None
+        try:
+            out = subprocess.run(
+                [
+                    "git",
+                    "-C",
+                    str(self.root),
+                    "status",
+                    "--porcelain=v2",
+                    "--branch",
+                    "-z",
+                    "--untracked-files=all",
+                    "--no-renames",
+                ],
+                capture_output=True,
+                check=True,
+                timeout=60,
+            ).stdout
+        except (OSError, subprocess.SubprocessError):
+            return None
+        head: str | None = None
+        entries: list[tuple[str, int, int]] = []
+        tracked_clean = True
+        for item in out.split(b"\0"):
+            text = item.decode("utf-8", "surrogateescape")
+            if text.startswith("# branch.oid "):
+                oid = text.split(" ", 2)[2].strip()
+                head = oid if oid != "(initial)" else None
+                continue
+            if text.startswith("1 "):
+                rel = text.split(" ", 8)[8]
+            elif text.startswith("u "):
+                rel = text.split(" ", 10)[10]
+            elif text.startswith("2 "):
+                rel = text.split(" ", 9)[9]
+            elif text.startswith("? "):
+                rel = text[2:]
+            else:
+                continue
+            if not text.startswith("? "):
+                tracked_clean = False
+            try:
+                st = (self.root / rel).stat()
+                entries.append((rel, st.st_size, st.st_mtime_ns))
+            except OSError:
+                entries.append((rel, -1, -1))
+        self._head = head
+        # nothing staged or modified: the working diff against HEAD is empty
+        self._tracked_clean = tracked_clean
+        return (head, tuple(sorted(entries)))
+
+    def changes(self, trigger: Trigger) -> tuple[FileDiff, ...]:
+        """The trigger's change: a given diff, the diff against a base, or the working diff."""
+        change = trigger.change
+        if change.mode == "diff":
+            return parse_unified_diff(change.diff_text or "")
+        if change.mode == "base":
+            return diff_against(self.root, change.base or "HEAD")
+        if change.mode == "auto":
+            if self._tracked_clean:
+                return ()
+            return working_diff(self.root)
+        return ()
+
+    def working_changes(self) -> tuple[FileDiff, ...]:
+        """The staged + unstaged diff against HEAD (empty outside git)."""
+        return working_diff(self.root) if self.is_git() else ()
+
+    def recency(self, as_of: int, commitish: str | None) -> dict[str, int]:
+        """Git recency bucket of each file touched by the last 50 commits."""
+        if not self.is_git():
+            return {}
+        if self._commit_times is None or self._commit_times[0] != commitish:
+            newest: dict[str, int] = {}
+            for commit in recent_commits(self.root, limit=50):
+                for path in commit.files:
+                    if commit.timestamp > newest.get(path, -1):
+                        newest[path] = commit.timestamp
+            self._commit_times = (commitish, newest)
+        times = self._commit_times[1]
+        return {p: recency_bucket(as_of - ts) for p, ts in sorted(times.items())}
+
+    # ------------------------------------------------- shared, per generation
+
+    def is_sensitive(self, path: str) -> bool:
+        return self.policy.is_sensitive(path)
+
+    def sources(self) -> tuple[Source, ...]:
+        """The registered sources (built-ins and plug-ins), loaded once."""
+        if self._sources is None:
+            self._sources = load_sources()
+        return self._sources
+
+    def generation_memo(self, store: Any) -> dict[str, Any]:
+        """The memo of the index's current generation (emptied when it moves on)."""
+        generation = store.generation()
+        if self.memo.get("generation") != generation:
+            self.memo = {"generation": generation}
+        return self.memo
+
+    def indexed_files(self, store: Any) -> tuple[str, ...]:
+        """Every indexed path, sorted (memoised per generation)."""
+        memo = self.generation_memo(store)
+        files = memo.get("files")
+        if files is None:
+            files = tuple(sorted(r.path for r in store.files()))
+            memo["files"] = files
+        return tuple(files)
+
+    def fingerprint(self, store: Any) -> str:
+        """The workspace fingerprint (HMAC of every path and content hash)."""
+        cached = self.memo.get("fingerprint")
+        if cached is None:
+            cached = workspace_fingerprint(
+                self.state.secret(), ((r.path, r.content_hash) for r in store.files())
+            )
+            self.memo["fingerprint"] = cached
+        return str(cached)
