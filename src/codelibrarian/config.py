@@ -208,6 +208,11 @@ class IndexConfig(_Strict):
     workers: int = Field(default=0, ge=0)  # 0 = one per core
     #: seconds to wait for another process's writer lock before giving up (IndexBusy)
     lock_timeout: int = Field(default=60, ge=0)
+    #: compose/query on an index missing more than this many files parse this many
+    #: (those the task needs most) first and answer; 0 always parses everything first
+    first_files: int = Field(default=200, ge=0)
+    #: finish a partial index in a background process (else on the next calls)
+    background: bool = True
 
 
 class PolicyConfig(_Strict):

@@ -17,7 +17,9 @@ and, for ``compose``, the index it builds on first use. Stage traces
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import queue
 import random
 import signal
@@ -29,6 +31,7 @@ from pathlib import Path
 import pytest
 
 from codelibrarian.api import Librarian
+from codelibrarian.config import Config, IndexConfig
 from codelibrarian.index.indexer import index_workspace
 
 from .conftest import (
@@ -198,5 +201,27 @@ def test_killed_mcp_server(corpus: Path, tmp_path: Path, name: str, round_: int)
     began = time.monotonic()
     result = librarian(repo, "compose", "scale the value", env={"LIBRARIAN_NO_RESIDENT": ""})
     assert result.returncode == 0, result.stderr
+    assert time.monotonic() - began < NEXT_COMMAND_S
+    assert_sound(repo)
+
+
+@pytest.mark.parametrize("name", sorted(SIGNALS))
+@pytest.mark.parametrize("round_", range(10))
+def test_killed_background_run(corpus: Path, tmp_path: Path, name: str, round_: int) -> None:
+    """compose answers from a partial index and starts a background run: kill that run."""
+    rng = random.Random(f"background-{name}-{round_}")
+    repo = fresh_copy(corpus, tmp_path / "work")
+    with Librarian(repo, Config(index=IndexConfig(first_files=5))) as lib:
+        first = lib.compose("scale the value in stage 7", budget=2000)
+    detail = first.degraded[0].detail
+    pid = int(detail.rsplit("(pid ", 1)[1].rstrip(")"))
+    time.sleep(rng.uniform(0.0, 1.0))
+    kids = descendants(pid)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, SIGNALS[name])
+    assert wait_gone({pid, *kids}, NEXT_COMMAND_S) == set()
+    began = time.monotonic()
+    with Librarian(repo, Config(index=IndexConfig(first_files=0))) as lib:
+        assert lib.compose("scale the value in stage 7", budget=2000).degraded == ()
     assert time.monotonic() - began < NEXT_COMMAND_S
     assert_sound(repo)

@@ -140,6 +140,8 @@ def compose_cmd(  # noqa: PLR0917 - typer maps each option to a parameter
     except LibrarianError as exc:
         raise fail(exc, as_json=as_json) from None
     err = err_console()
+    for d in result.degraded:  # said once, on stderr; --format json carries "degraded"
+        err.print(f"note: {d.detail}", markup=False, highlight=False)
     if explain or dry_run:
         err.print(result.explain_text(), markup=False, highlight=False)
     if verbose or dry_run or (explain and reveal):

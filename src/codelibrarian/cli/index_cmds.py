@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from collections.abc import Callable
@@ -34,10 +35,16 @@ def index_cmd(
     path: Path = typer.Argument(Path(), help="Repository root (default: the current directory)."),
     as_json: bool = JSON_OPTION,
     watch: bool = typer.Option(False, "--watch", help="Keep re-indexing files as they are saved."),
+    background: bool = typer.Option(
+        False, "--background", hidden=True, help="Finish a partial index quietly, at low priority."
+    ),
 ) -> None:
     """Build or update the index (symbols, references, imports, chunks, graphs)."""
     from ..api import Librarian
 
+    if background:
+        _finish_in_background(path)
+        return
     try:
         lib = Librarian(resolve_repo(path))
         with progress("indexing", None, enabled=not as_json) as bar:
@@ -62,6 +69,25 @@ def index_cmd(
         )
     if watch:
         _watch(lib, quiet=as_json)
+
+
+def _finish_in_background(path: Path) -> None:
+    """What ``compose`` starts after answering from a partial index (``index/background.py``).
+
+    Quiet on stdout; notes and errors go to stderr, which the starter sends to
+    ``.librarian/index.log``.
+    """
+    from ..api import Librarian
+
+    with contextlib.suppress(OSError):
+        os.nice(10)
+    try:
+        stats = Librarian(resolve_repo(path)).index()
+    except LibrarianError as exc:
+        sys.stderr.write(f"background index: {exc.code}: {exc.message}\n")
+        raise typer.Exit(1) from None
+    for note in stats.notes:
+        sys.stderr.write(f"background index: {note}\n")
 
 
 def lock_waiter() -> Callable[[Any, float], None]:

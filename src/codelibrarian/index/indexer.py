@@ -76,6 +76,8 @@ _CORRUPT_CODES = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB
 ProgressFn = Callable[[int, int], None]
 #: told the name of each stage as it starts: check, seed, files, parse, resolve, derived
 StageFn = Callable[[str], None]
+#: given the paths waiting to be parsed, the ones to parse in this run
+ChooseFn = Callable[[list[str]], Collection[str]]
 WaitFn = Callable[[LockOwner | None, float], None]
 #: a derived stage: ``(root, store, config) -> note or None``, run once nothing is pending
 DerivedStage = Callable[[Path, SqliteStore, Config], str | None]
@@ -256,6 +258,8 @@ def index_workspace(
     on_wait: WaitFn | None = None,
     on_stage: StageFn | None = None,
     check: bool = False,
+    choose: ChooseFn | None = None,
+    stamp: str | None = None,
     cache: BlobCache | object | None = _UNSET,
 ) -> IndexStats:
     """Bring the index of the repository at ``root`` up to date; returns the run's stats.
@@ -265,8 +269,12 @@ def index_workspace(
     another writer, raising ``IndexBusy``; ``on_wait`` hears who it is while waiting.
     ``on_stage`` hears each stage's name as it starts. ``check`` runs ``PRAGMA
     quick_check`` first even after a clean shutdown (``librarian index`` does: it is
-    the command that repairs). ``cache`` overrides the per-user parse cache (None:
-    no cache).
+    the command that repairs). ``choose`` picks, from the files waiting to be
+    parsed, those to parse this run (answer first; ``only`` takes precedence).
+    ``stamp`` records what the workspace looked like when the index is complete
+    (``meta.workspace_stamp``, cleared by any other run), so a later process can
+    skip a run when nothing moved. ``cache`` overrides the per-user parse cache
+    (None: no cache).
     """
     started = time.perf_counter()
     cfg = config or Config()
@@ -298,6 +306,7 @@ def index_workspace(
                 stats = _run_once(
                     root, cfg, db, blobs, notes,
                     progress=progress, workers=workers, only=only, last=last, stage=stage,
+                    choose=choose, stamp=stamp,
                 )  # fmt: skip
                 if stats is not None:
                     break
@@ -329,6 +338,8 @@ def _run_once(
     workers: int | None,
     only: Collection[str] | None,
     stage: StageFn,
+    choose: ChooseFn | None = None,
+    stamp: str | None = None,
     last: bool = False,
 ) -> IndexStats | None:
     """One pass over a sound database; None after discarding a damaged one (unless ``last``)."""
@@ -344,6 +355,7 @@ def _run_once(
             return _index(
                 root, cfg, store, blobs,
                 progress=progress, workers=workers, only=only, stage=stage,
+                choose=choose, stamp=stamp,
             )  # fmt: skip
     except sqlite3.DatabaseError as exc:
         if last or getattr(exc, "sqlite_errorcode", None) not in _CORRUPT_CODES:
@@ -376,6 +388,8 @@ def _index(
     workers: int | None,
     only: Collection[str] | None,
     stage: StageFn,
+    choose: ChooseFn | None = None,
+    stamp: str | None = None,
 ) -> IndexStats:
     stage("files")
     listing = _list(root, cfg, store)
@@ -387,15 +401,16 @@ def _index(
     store.set_skipped(listing.skip_rows, listing.skip_gone)
     if listing.touched:
         store.touch_files(listing.touched)
-    store.list_files(listing.changed)
+    store.list_files(listing.changed, new=listing.new)
 
     listed = listing.listed
     pending = [p for p in store.pending_paths() if p in listed]
+    wanted: set[str] | None = None
     if only is not None:
         wanted = set(only)
-        todo_paths = [p for p in pending if p in wanted]
-    else:
-        todo_paths = pending
+    elif choose is not None:
+        wanted = set(choose(pending))
+    todo_paths = pending if wanted is None else [p for p in pending if p in wanted]
     todo = [(p, listed[p]) for p in todo_paths]
     resolver = Resolver(listed, _go_modules(root, sorted(listed)))
     n_workers = workers or cfg.index.workers or os.cpu_count() or 1
@@ -420,6 +435,7 @@ def _index(
         stage("derived")
         notes += _refresh_cochange(root, store, cfg, set(listed), file_set_changed)
         notes += _run_derived(root, store, cfg)
+    store.set_meta({"workspace_stamp": stamp if stamp and left == 0 else ""})
     counts = store.counts()
     by_lang = Counter(language_for(p)[0] for p in listed)
     all_errors = store.parse_errors()

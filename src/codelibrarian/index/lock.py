@@ -38,7 +38,7 @@ from pathlib import Path
 
 from ..errors import IndexBusy
 
-__all__ = ["LockOwner", "WriterLock", "lock_path", "read_owner", "writer_lock"]
+__all__ = ["LockOwner", "WriterLock", "holder", "lock_path", "read_owner", "writer_lock"]
 
 _POLL_S = 0.05
 _NOTIFY_EVERY_S = 1.0
@@ -145,6 +145,31 @@ def read_owner(db_path: Path) -> LockOwner | None:
         return _parse_owner(lock_path(db_path).read_bytes())
     except OSError:
         return None
+
+
+def holder(db_path: Path) -> LockOwner | None:
+    """Who writes the index at ``db_path`` right now (None when nobody, or only orphans).
+
+    A non-blocking probe: readers use it to answer from the committed index instead
+    of waiting for a writer (a background index run, ``--watch``) to finish.
+    """
+    path = lock_path(db_path)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CLOEXEC)
+    except FileNotFoundError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            owner = _parse_owner(os.pread(fd, 4096, 0))
+            if owner is None:
+                return LockOwner(-1, socket.gethostname(), "unknown", int(time.time()), "held")
+            return owner if owner.alive() else None
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)
 
 
 def _write_record(fd: int, owner: LockOwner) -> None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
@@ -364,18 +364,24 @@ class SqliteStore:
 
     # -- writes (callers hold ``writer_lock``) ------------------------------------------
 
-    def list_files(self, rows: Sequence[tuple[str, str, str, int, int, int]]) -> None:
+    def list_files(
+        self, rows: Sequence[tuple[str, str, str, int, int, int]], *, new: Collection[str] = ()
+    ) -> None:
         """Record new or changed files as listed but not parsed (stage 0).
 
-        ``rows`` are ``(path, language, blob id, size, mtime_ns, lines)``. A changed
-        file's old symbols, chunks and search rows go: what the index says about a
-        file always matches its current content, or is absent until it is parsed.
+        ``rows`` are ``(path, language, blob id, size, mtime_ns, lines)``; ``new``
+        names the paths the index does not hold yet (nothing to delete for them).
+        A changed file's old symbols, chunks and search rows go: what the index
+        says about a file always matches its current content, or is absent until
+        it is parsed.
         """
         if not rows:
             return
+        fresh = set(new)
         with self.transaction() as conn:
             for path, *_ in rows:
-                _delete_file(conn, path)
+                if path not in fresh:
+                    _delete_file(conn, path)
             conn.executemany(
                 "INSERT INTO files(path, language, content_hash, size, mtime_ns, tokens, lines, "
                 "parse_error, stage) VALUES (?, ?, ?, ?, ?, ?, ?, NULL, 0)",
