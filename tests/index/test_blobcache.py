@@ -125,3 +125,7 @@ def test_a_damaged_cache_never_fails_the_index(tmp_path: Path) -> None:
     assert stats.files == len(PYTHON)
     with sqlite3.connect(index_path(repo)) as conn:
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    # the damaged cache file was replaced: a second folder with the same files hits it
+    other = tmp_path / "other"
+    write_files(other, PYTHON)
+    assert index_workspace(other).cache_hits == len(PYTHON)

@@ -80,22 +80,40 @@ class BlobCache:
         self._now = int(clock if clock is not None else time.time())
         self._seen: list[str] = []
         self._conn: sqlite3.Connection | None = None
+        for attempt in (1, 2):
+            try:
+                self._conn = self._connect()
+                break
+            except sqlite3.DatabaseError as exc:
+                # a damaged cache file (say, after a power loss) is only lost work
+                if attempt == 1 and getattr(exc, "sqlite_errorcode", None) in (11, 26):
+                    for suffix in ("", "-wal", "-shm"):
+                        with contextlib.suppress(OSError):
+                            Path(str(self.path) + suffix).unlink()
+                    continue
+                self._fail(exc)
+            except OSError as exc:
+                self._fail(exc)
+                break
+
+    def _connect(self) -> sqlite3.Connection:
+        self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
+        os.close(fd)
+        conn = sqlite3.connect(str(self.path), isolation_level=None, timeout=5.0)
         try:
-            folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
-            os.close(fd)
-            conn = sqlite3.connect(str(self.path), isolation_level=None, timeout=5.0)
             if conn.execute("PRAGMA auto_vacuum").fetchone()[0] != 2:
                 # incremental vacuum gives evicted pages back to the file system
                 conn.execute("PRAGMA auto_vacuum = INCREMENTAL")
                 conn.execute("VACUUM")
             conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute("PRAGMA synchronous = OFF")  # a cache: losing entries costs a parse
             for stmt in _SCHEMA:
                 conn.execute(stmt)
-            self._conn = conn
-        except (OSError, sqlite3.Error) as exc:
-            self._fail(exc)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
 
     @classmethod
     def open(cls, config: CacheConfig | None = None) -> BlobCache | None:

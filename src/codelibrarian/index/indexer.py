@@ -31,6 +31,7 @@ finds the remaining files listed (or new) and completes them.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import time
@@ -70,6 +71,8 @@ __all__ = [
 #: below this many files to parse, a process pool costs more than it saves
 POOL_MIN_FILES = 48
 _BATCH_FILES = 24
+#: a first build of at least this many files loads without secondary indexes
+_BULK_FILES = 500
 #: SQLite result codes that mean the file itself is damaged (not busy or locked)
 _CORRUPT_CODES = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB
 
@@ -415,16 +418,20 @@ def _index(
     resolver = Resolver(listed, _go_modules(root, sorted(listed)))
     n_workers = workers or cfg.index.workers or os.cpu_count() or 1
     stage("parse")
-    parse_errors, used, hits = _parse_and_write(
-        store,
-        root,
-        todo,
-        resolver=resolver,
-        max_tokens=cfg.index.chunk_max_tokens,
-        n_workers=n_workers,
-        progress=progress,
-        blobs=blobs,
-    )
+    # a cold build (nothing parsed yet, everything to do): no secondary indexes
+    # until the end; answer-first and background runs keep them for their readers
+    cold = len(todo) >= _BULK_FILES and len(todo) == len(listed) and wanted is None
+    with store.bulk_load() if cold else contextlib.nullcontext():
+        parse_errors, used, hits = _parse_and_write(
+            store,
+            root,
+            todo,
+            resolver=resolver,
+            max_tokens=cfg.index.chunk_max_tokens,
+            n_workers=n_workers,
+            progress=progress,
+            blobs=blobs,
+        )
     if file_set_changed or store.meta("resolve_pending") == "1":
         stage("resolve")
         _reresolve(store, resolver)
