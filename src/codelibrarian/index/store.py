@@ -69,6 +69,7 @@ class Storage(Protocol):
     def chunk(self, chunk_id: int) -> Chunk: ...
     def chunks_for(self, path: str) -> list[Chunk]: ...
     def edges(self, kind: EdgeKind) -> list[tuple[str, str, int]]: ...
+    def combined_graph(self) -> graph.PackedGraph: ...
     def generation(self) -> int: ...
     def close(self) -> None: ...
 
@@ -307,6 +308,38 @@ class SqliteStore:
             return [(r[0], r[1], int(r[2])) for r in rows]
         return self._ref_edges()
 
+    def combined_graph(self) -> graph.PackedGraph:
+        """The three file graphs combined (``graph.combine``), packed, cached by generation.
+
+        What ranking walks on every composition: loading it is a few milliseconds,
+        where rebuilding it from the edge lists took most of a second on a
+        2,000-file repository (``docs/index.md``).
+        """
+        gen = self.generation()
+        row = self._conn.execute(
+            "SELECT generation, data FROM graph_cache WHERE kind = 'combined'"
+        ).fetchone()
+        if row is not None and int(row[0]) == gen:
+            try:
+                return graph.PackedGraph.load(bytes(row[1]))
+            except (ValueError, TypeError, EOFError):
+                pass  # an unreadable cache entry: rebuild it
+        packed = graph.pack(graph.combine({k: self.edges(k) for k in EDGE_KINDS}))
+        self._cache_derived("combined", gen, packed.dump())
+        return packed
+
+    def _cache_derived(self, kind: str, gen: int, data: str | bytes) -> None:
+        """Store derived data for this generation; never waits for a busy writer."""
+        if self.readonly:
+            return
+        self._conn.execute("PRAGMA busy_timeout = 50")
+        with contextlib.suppress(sqlite3.OperationalError):
+            self._conn.execute(
+                "INSERT OR REPLACE INTO graph_cache(kind, generation, data) VALUES (?, ?, ?)",
+                (kind, gen, data),
+            )
+        self._conn.execute("PRAGMA busy_timeout = 30000")
+
     def _ref_edges(self) -> list[tuple[str, str, int]]:
         gen = self.generation()
         row = self._conn.execute(
@@ -322,15 +355,7 @@ class SqliteStore:
             "GROUP BY f.path, r.name"
         ).fetchall()
         result = graph.reference_edges(defs, refs)
-        if not self.readonly:
-            # the cache is an optimisation: never wait for a busy writer to store it
-            self._conn.execute("PRAGMA busy_timeout = 50")
-            with contextlib.suppress(sqlite3.OperationalError):
-                self._conn.execute(
-                    "INSERT OR REPLACE INTO graph_cache(kind, generation, data) VALUES (?, ?, ?)",
-                    ("ref", gen, json.dumps(result, separators=(",", ":"))),
-                )
-            self._conn.execute("PRAGMA busy_timeout = 30000")
+        self._cache_derived("ref", gen, json.dumps(result, separators=(",", ":")))
         return result
 
     def import_specs(self) -> list[tuple[str, str, int, str | None]]:
@@ -414,11 +439,21 @@ class SqliteStore:
             )
 
     def write_files(self, batch: Sequence[tuple[FileData, Sequence[ImportRecord]]]) -> None:
-        """Replace the rows of each file in ``batch`` in one transaction."""
+        """Replace the rows of each file in ``batch`` in one transaction.
+
+        A listed file (stage 0) has no rows below it: its row is completed in
+        place, with no delete to cascade (which, while a cold build runs without
+        secondary indexes, would scan every child table).
+        """
         with self.transaction() as conn:
             for data, imports in batch:
-                _delete_file(conn, data.path)
-                _insert_file(conn, data, imports)
+                row = conn.execute(
+                    "SELECT id, stage FROM files WHERE path = ?", (data.path,)
+                ).fetchone()
+                listed = row is not None and row[1] == 0
+                if row is not None and not listed:
+                    _delete_file(conn, data.path)
+                _insert_file(conn, data, imports, file_id=row[0] if listed else None)
 
     def delete_files(self, paths: Iterable[str]) -> None:
         with self.transaction() as conn:
@@ -485,22 +520,37 @@ def _delete_file(conn: sqlite3.Connection, path: str) -> None:
     conn.execute("DELETE FROM files WHERE id = ?", row)
 
 
-def _insert_file(conn: sqlite3.Connection, data: FileData, imports: Sequence[ImportRecord]) -> None:
-    cur = conn.execute(
-        "INSERT INTO files(path, language, content_hash, size, mtime_ns, tokens, lines, "
-        "parse_error, stage) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 2)",
-        (
-            data.path,
-            data.language,
-            data.content_hash,
-            data.size,
-            data.mtime_ns,
-            data.tokens,
-            data.lines,
-            data.parse_error,
-        ),
+def _insert_file(
+    conn: sqlite3.Connection,
+    data: FileData,
+    imports: Sequence[ImportRecord],
+    *,
+    file_id: int | None = None,
+) -> None:
+    """The rows of one parsed file; ``file_id`` completes that listed row in place."""
+    values = (
+        data.language,
+        data.content_hash,
+        data.size,
+        data.mtime_ns,
+        data.tokens,
+        data.lines,
+        data.parse_error,
     )
-    fid = cur.lastrowid
+    if file_id is not None:
+        conn.execute(
+            "UPDATE files SET language = ?, content_hash = ?, size = ?, mtime_ns = ?, "
+            "tokens = ?, lines = ?, parse_error = ?, stage = 2 WHERE id = ?",
+            (*values, file_id),
+        )
+        fid: int | None = file_id
+    else:
+        cur = conn.execute(
+            "INSERT INTO files(path, language, content_hash, size, mtime_ns, tokens, lines, "
+            "parse_error, stage) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 2)",
+            (data.path, *values),
+        )
+        fid = cur.lastrowid
     conn.executemany(
         "INSERT INTO symbols(file_id, name, kind, parent, start_line, end_line, signature, doc) "
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
