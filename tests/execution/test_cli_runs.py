@@ -62,10 +62,10 @@ def test_an_agent_works_a_run_from_the_shell(tmp_path: Path) -> None:
     assert run_cli("runs", "resume", run_id, "--json", cwd=repo).returncode == 0
     assert ledger.read_bytes() == before
 
-    # an unknown run is exit 10; a tampered ledger fails verify (1) and resume (11)
+    # an unknown run is exit 10; a tampered ledger fails verify (1) and resume (12)
     assert run_cli("runs", "status", "20260101-000000-abcdef", cwd=repo).returncode == 10
     lines = ledger.read_text().splitlines()
     lines[2] = lines[2].replace('"seq":', '"seq_":', 1)
     ledger.write_text("\n".join(lines) + "\n")
     assert run_cli("runs", "verify", run_id, cwd=repo).returncode == 1
-    assert run_cli("runs", "resume", run_id, cwd=repo).returncode == 11
+    assert run_cli("runs", "resume", run_id, cwd=repo).returncode == 12

@@ -23,13 +23,19 @@ from ._common import JSON_OPTION, REPO_OPTION, fail, out_console, print_json, re
 if TYPE_CHECKING:  # the facade pulls in the index and composer: import it on use
     from ..api import Librarian
 
-runs_app = typer.Typer(help="Runs: their packs, handoffs and journal.", no_args_is_help=True)
+runs_app = typer.Typer(
+    help="Runs: workflow runs, their packs, handoffs and journal.", no_args_is_help=True
+)
 
 
 def register(app: typer.Typer) -> None:
-    """Register this module's commands on ``app``."""
+    """Register this module's commands on ``app`` (with the workflow commands of the
+    ``runs`` group, which ``workflow_cmds`` defines)."""
+    from . import workflow_cmds
+
     app.command("pack")(pack_cmd)
     app.command("handoff")(handoff_cmd)
+    workflow_cmds.register(app)
     app.add_typer(runs_app, name="runs")
 
 

@@ -4,7 +4,7 @@ Workflow runs are runs of the ``runs`` group (``runs list`` and ``runs show`` ar
 in ``pack_cmds`` and show workflow runs too). An agent drives a run with
 ``start`` → ``next`` → ``submit`` → ``next`` ...; ``--provider`` lets a model work
 it unattended. Every command takes ``--json``. Exit codes: those of
-``errors.EXIT_CODES`` (2 bad input, 10 unknown run, 11 a ledger that cannot be
+``errors.EXIT_CODES`` (2 bad input, 10 unknown run, 12 a ledger that cannot be
 trusted), and ``verify`` exits 1 when the chain or a stored output fails.
 """
 
