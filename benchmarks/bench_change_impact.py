@@ -153,10 +153,9 @@ def main() -> None:
         imp_any = sum(r["impact_any"] for r in rs) / n
         co_any = sum(r["cochange_any"] for r in rs) / n
         ms = sorted(r["impact_s"] for r in rs)[n // 2] * 1000
-        return (
-            f"| {label} | {n} | **{imp:.3f}** | {co:.3f} | {imp_any:.2f} | {co_any:.2f} "
-            f"| {ms:.0f} ms |"
-        )
+        a, b = f"{imp:.3f}", f"{co:.3f}"
+        a, b = (f"**{a}**", b) if imp > co else ((a, f"**{b}**") if co > imp else (a, b))
+        return f"| {label} | {n} | {a} | {b} | {imp_any:.2f} | {co_any:.2f} | {ms:.0f} ms |"
 
     print(f"### tp_change_impact vs co-change only ({time.strftime('%Y-%m-%d')})\n")
     print(
