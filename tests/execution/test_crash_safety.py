@@ -16,6 +16,7 @@ import json
 import random
 import signal
 import subprocess
+import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -27,20 +28,13 @@ from codelibrarian.execution.ledger import read_entries, verify
 from tests.helpers import make_repo
 
 from .conftest import BUGGY_FILES, PY, ROOT, subprocess_env
-from .ollama_server import OllamaServer
+from .ollama_server import MODEL_CONFIG, OllamaServer
 
 pytestmark = pytest.mark.slow
 
 RUNS = 20
 MODEL_STEPS = {"t1", "t2", "t3", "t4", "t5", "t6"}
 ALL_STEPS = MODEL_STEPS | {"n1", "n2", "n3"}
-CONFIG = """
-[[execution.models]]
-provider = "ollama"
-model = "coder-test:latest"
-capabilities = ["reasoning", "code_generation", "code_analysis", "json_mode"]
-context_window = 32768
-"""
 
 
 def _answer(primitive: str, prompt: str, schema: Any) -> dict[str, Any]:
@@ -94,7 +88,7 @@ def test_runs_killed_at_random_points_resume_and_work_each_step_once(tmp_path: P
     rng = random.Random(20261123)
     server = OllamaServer(_answer, delay_s=0.03)
     try:
-        repo = make_repo(tmp_path / "repo", {**BUGGY_FILES, "librarian.toml": CONFIG})
+        repo = make_repo(tmp_path / "repo", {**BUGGY_FILES, "librarian.toml": MODEL_CONFIG})
         env = subprocess_env(tmp_path, OLLAMA_HOST=server.url)
         # how long an uninterrupted run works here: the window kills are drawn from
         proc = _worker(repo, env, "start")
@@ -129,6 +123,9 @@ def test_runs_killed_at_random_points_resume_and_work_each_step_once(tmp_path: P
             killed_runs.append(run_id)
     finally:
         server.close()
+    assert len(killed_runs) == RUNS and kills >= RUNS
+    repeats = sum(server.repeats.values())
+    sys.stderr.write(f"\n{RUNS} runs, {kills} kills, {repeats} requests repeated after a kill\n")
 
     for run_id in [baseline, *killed_runs]:
         path = repo / ".librarian" / "runs" / run_id / "ledger.jsonl"

@@ -25,7 +25,7 @@ from tests.helpers import GIT_ENV, commit_all, make_repo, run_cli, write_files
 
 from .agent_answers import BUG_TASK, BUGGY_OPS, GOOD_OPS, answer
 from .conftest import BUGGY_FILES
-from .ollama_server import OllamaServer
+from .ollama_server import MODEL_CONFIG, OllamaServer
 
 pytestmark = pytest.mark.slow
 
@@ -34,13 +34,6 @@ FILES = {**BUGGY_FILES, "calc/ops.py": GOOD_OPS}
 #: the steps that reason about the code: their context must hold the buggy function
 NEEDS_THE_BUG = {"tp_hypothesis", "tp_root_cause", "tp_implement"}
 BUGGY_LINE = "return a - b"
-CONFIG = """
-[[execution.models]]
-provider = "ollama"
-model = "coder-test:latest"
-capabilities = ["reasoning", "code_generation", "code_analysis", "json_mode"]
-context_window = 32768
-"""
 
 
 def _bug_repo(root: Path, *extra: tuple[str, str]) -> Path:
@@ -134,7 +127,7 @@ def test_an_agent_works_root_cause_recovery_over_mcp(tmp_path: Path) -> None:
 def test_the_same_run_unattended_through_an_ollama_compatible_server(tmp_path: Path) -> None:
     server = OllamaServer(lambda primitive, _prompt, schema: answer(primitive, schema))
     try:
-        repo = _bug_repo(tmp_path / "repo", ("librarian.toml", CONFIG))
+        repo = _bug_repo(tmp_path / "repo", ("librarian.toml", MODEL_CONFIG))
         started = run_cli(
             "runs", "start", "tc_root_cause_recovery", BUG_TASK, "--provider", "ollama", "--json",
             cwd=repo, env={"OLLAMA_HOST": server.url},

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -46,6 +47,16 @@ def _open(repo: Path) -> Librarian:
     from ..api import Librarian
 
     return Librarian(resolve_repo(repo))
+
+
+def _act(repo: Path, as_json: bool, call: Callable[[Librarian], RunView]) -> None:
+    """Open the workspace, make one run call, print the run's view (errors: exit codes)."""
+    try:
+        with _open(repo) as lib:
+            view = call(lib)
+    except LibrarianError as exc:
+        raise fail(exc, as_json=as_json) from None
+    _print_view(view, as_json)
 
 
 def _say(text: str) -> None:
@@ -99,14 +110,13 @@ def start_cmd(  # noqa: PLR0917 - typer maps each option to a parameter
     repo: Path = REPO_OPTION,
 ) -> None:
     """Start a workflow run and work it until it needs the agent, a human, or ends."""
-    try:
-        if agent and provider:
-            raise UsageError("give --agent or --provider, not both")
-        with _open(repo) as lib:
-            view = lib.run_start(composition, task, provider=provider, approve=approve)
-    except LibrarianError as exc:
-        raise fail(exc, as_json=as_json) from None
-    _print_view(view, as_json)
+    if agent and provider:
+        raise fail(UsageError("give --agent or --provider, not both"), as_json=as_json)
+    _act(
+        repo,
+        as_json,
+        lambda lib: lib.run_start(composition, task, provider=provider, approve=approve),
+    )
 
 
 def next_cmd(
@@ -172,11 +182,9 @@ def submit_cmd(
     """Submit your output for a step; the run checks its contract and goes on."""
     try:
         value = _read_output(output)
-        with _open(repo) as lib:
-            view = lib.run_submit(run, step, value)
     except LibrarianError as exc:
         raise fail(exc, as_json=as_json) from None
-    _print_view(view, as_json)
+    _act(repo, as_json, lambda lib: lib.run_submit(run, step, value))
 
 
 def status_cmd(
@@ -185,12 +193,7 @@ def status_cmd(
     repo: Path = REPO_OPTION,
 ) -> None:
     """Where a workflow run stands (read from its ledger)."""
-    try:
-        with _open(repo) as lib:
-            view = lib.run_status(run)
-    except LibrarianError as exc:
-        raise fail(exc, as_json=as_json) from None
-    _print_view(view, as_json)
+    _act(repo, as_json, lambda lib: lib.run_status(run))
 
 
 def resume_cmd(
@@ -199,12 +202,7 @@ def resume_cmd(
     repo: Path = REPO_OPTION,
 ) -> None:
     """Continue a run after a crash or restart (finished steps are never repeated)."""
-    try:
-        with _open(repo) as lib:
-            view = lib.run_resume(run)
-    except LibrarianError as exc:
-        raise fail(exc, as_json=as_json) from None
-    _print_view(view, as_json)
+    _act(repo, as_json, lambda lib: lib.run_resume(run))
 
 
 def approve_cmd(
@@ -214,12 +212,7 @@ def approve_cmd(
     repo: Path = REPO_OPTION,
 ) -> None:
     """Approve what the run waits on (an escalated vote, a checkpoint) and go on."""
-    try:
-        with _open(repo) as lib:
-            view = lib.run_approve(run, note)
-    except LibrarianError as exc:
-        raise fail(exc, as_json=as_json) from None
-    _print_view(view, as_json)
+    _act(repo, as_json, lambda lib: lib.run_approve(run, note))
 
 
 def reject_cmd(
@@ -229,12 +222,7 @@ def reject_cmd(
     repo: Path = REPO_OPTION,
 ) -> None:
     """Reject what the run waits on (the vote fails; a checkpoint ends the run)."""
-    try:
-        with _open(repo) as lib:
-            view = lib.run_reject(run, note)
-    except LibrarianError as exc:
-        raise fail(exc, as_json=as_json) from None
-    _print_view(view, as_json)
+    _act(repo, as_json, lambda lib: lib.run_reject(run, note))
 
 
 def verify_cmd(
