@@ -212,6 +212,7 @@ def test_a_tampered_ledger_is_detected_and_not_traced(buggy_repo: Path) -> None:
         service.resume(bad.run_id)
     loaded = load_traces(State(buggy_repo))
     assert [t.run_id for t in loaded.traces] == [good.run_id] and loaded.skipped == 1
+    assert loaded.skipped_runs == (bad.run_id,)  # what planning reports as runs_skipped
     trace = loaded.traces[0]
     assert trace.status == "succeeded" and trace.composition_id == "test_flow"
     assert [(st.step_id, st.outcome, st.attempts) for st in trace.steps] == [
@@ -229,8 +230,13 @@ def test_traces_merge_retries_and_sort_by_start(buggy_repo: Path) -> None:
     service.submit(first.run_id, "test_agent", {"conclusion": ""})
     service.submit(first.run_id, "test_agent", {"conclusion": "ok"})
     second = service.start(compiled(op("sequence", s("test_noop"))), TASK)
+    waiting = service.start(compiled(op("sequence", s("test_noop"), s("test_agent"))), TASK)
     traces = load_traces(State(buggy_repo)).traces
-    assert [t.run_id for t in traces] == [first.run_id, second.run_id]
+    assert [t.run_id for t in traces] == [first.run_id, second.run_id, waiting.run_id]
+    unfinished = traces[2]
+    assert (unfinished.status, unfinished.finished_at) == ("running", None)
+    # the agent step is still out: it has no outcome yet, so it is not in the trace
+    assert [(st.step_id, st.outcome) for st in unfinished.steps] == [("test_noop", "success")]
     (step,) = traces[0].steps
     assert (step.outcome, step.attempts) == ("success", 2)
     assert traces[0].finished_at is not None and traces[0].pattern_id is None

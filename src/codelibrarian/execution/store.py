@@ -254,9 +254,11 @@ def trace_from_entries(run_id: str, entries: Sequence[Mapping[str, Any]]) -> Run
             if cur is not None and attempt > 1 and cur["attempts"] < attempt:
                 cur["attempts"] = attempt
                 cur["outcome"] = "failure"
+                cur["ended"] = False  # its outcome is the new attempt's
                 by_dispatch[str(e["dispatch"])] = cur
                 continue
             row: dict[str, Any] = {
+                "ended": False,
                 "step_id": sid,
                 "primitive_id": str(e["primitive"]),
                 "outcome": "failure",
@@ -270,11 +272,13 @@ def trace_from_entries(run_id: str, entries: Sequence[Mapping[str, Any]]) -> Run
             by_dispatch[str(e["dispatch"])] = row
         elif kind == "step_result" and str(e.get("dispatch")) in by_dispatch:
             row = by_dispatch[str(e["dispatch"])]
+            row["ended"] = True
             row["outcome"] = _OUTCOMES.get(str(e.get("status")), "failure")
             row["duration_ms"] += int(e.get("duration_ms", 0))
             row["tokens"] += int(e.get("tokens", 0))
         elif kind == "dispatch_cancelled" and str(e.get("dispatch")) in by_dispatch:
             row = by_dispatch[str(e["dispatch"])]
+            row["ended"] = True
             row["outcome"] = "timeout" if e.get("reason") == "timebox_expired" else "failure"
     status, finished_at = _status(entries)
     return RunTrace(
@@ -286,7 +290,12 @@ def trace_from_entries(run_id: str, entries: Sequence[Mapping[str, Any]]) -> Run
         status=status,
         started_at=int(started["at"]),
         finished_at=finished_at,
-        steps=tuple(StepTrace(**row) for row in steps),
+        # a step still in flight (an unfinished run) has no outcome yet: left out
+        steps=tuple(
+            StepTrace(**{k: v for k, v in row.items() if k != "ended"})
+            for row in steps
+            if row["ended"]
+        ),
     )
 
 
