@@ -6,30 +6,20 @@ import json
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from importlib.metadata import EntryPoint
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from codelibrarian.execution.builtins import builtin_executors
 from codelibrarian.execution.models import ModelAccess
 from codelibrarian.providers.capabilities import CAPABILITIES, ModelProfile
 from codelibrarian.providers.fake import FakeProvider, example_for_schema
 from codelibrarian.providers.registry import ProviderRegistry
-from codelibrarian.techniques.registry import OPERATOR_GROUP, PRIMITIVE_GROUP, Library, load_library
 from tests.helpers import make_repo
 
-from . import plugin_steps
+from .library import LIBRARY, executors
 
 ROOT = Path(__file__).resolve().parents[2]
-BUILTIN_P = EntryPoint(
-    "builtin", "codelibrarian.techniques.data:builtin_primitives", PRIMITIVE_GROUP
-)
-BUILTIN_O = EntryPoint(
-    "builtin", "codelibrarian.techniques.operators:builtin_operators", OPERATOR_GROUP
-)
-TEST_P = EntryPoint("steps", "tests.execution.plugin_steps:primitives", PRIMITIVE_GROUP)
 
 BUGGY_FILES = {
     "calc/__init__.py": "",
@@ -47,19 +37,6 @@ BUGGY_FILES = {
     ),
     "README.md": "# calc\n\nA tiny calculator: `calc.ops.add` adds two numbers.\n",
 }
-
-
-def make_library() -> Library:
-    return load_library(
-        primitive_entry_points=[BUILTIN_P, TEST_P], operator_entry_points=[BUILTIN_O]
-    )
-
-
-LIBRARY = make_library()
-
-
-def executors() -> dict[str, Any]:
-    return {**builtin_executors(), **plugin_steps.executors()}
 
 
 def fake_access(
@@ -143,11 +120,3 @@ def make_service(
         model_access=fake_access(answer, calls),
         **kwargs,
     )
-
-
-def compiled(tree: Any, cid: str = "test_flow") -> Any:
-    """A compiled composition of a hand-built tree (steps of the test library)."""
-    from codelibrarian.techniques.composition import Composition
-    from codelibrarian.techniques.lcl.compile import compile_composition
-
-    return compile_composition(Composition(cid, cid, cid, tree), library=LIBRARY)

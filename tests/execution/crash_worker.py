@@ -2,10 +2,10 @@
 
 ``python -m tests.execution.crash_worker REPO start`` starts the crash-test
 composition with ``--provider ollama`` semantics (the model server is named by
-``OLLAMA_HOST``); ``... REPO resume RUN`` resumes a run. Either prints ``go`` once
-its imports are done, then the run's final status as JSON if it gets that far. The
-real service, the real run store, the real HTTP client: only the library is the
-tests' (builtin steps plus the test plugin's steps).
+``OLLAMA_HOST``); ``... REPO resume RUN...`` resumes runs one after the other.
+Either prints ``go`` once its imports are done, then each run's final status as
+JSON if it gets that far. The real service, the real run store, the real HTTP
+client: only the library is the tests' (builtin steps plus the test plugin's).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import json
 import sys
 from pathlib import Path
 
-from tests.execution.conftest import LIBRARY, compiled, executors
+from tests.execution.library import LIBRARY, compiled, executors
 from tests.execution.sim import op, s
 
 TASK = "add returns the wrong result: add(2, 3) gives -1"
@@ -46,10 +46,11 @@ def main(argv: list[str]) -> int:
     service = ExecutionService(ws, ComposeService(ws), library=LIBRARY, executors=executors())
     print("go", flush=True)  # imports done: from here on a kill lands in the run's work
     if mode == "start":
-        view = service.start(compiled(tree(), "crash_flow"), TASK, provider="ollama")
-    else:
-        view = service.resume(argv[2])
-    print(json.dumps({"run_id": view.run_id, "status": view.status}))
+        views = [service.start(compiled(tree(), "crash_flow"), TASK, provider="ollama")]
+    else:  # resume each run named, one after the other
+        views = [service.resume(run_id) for run_id in argv[2:]]
+    for view in views:
+        print(json.dumps({"run_id": view.run_id, "status": view.status}), flush=True)
     return 0
 
 

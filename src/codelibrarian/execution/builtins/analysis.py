@@ -19,7 +19,10 @@ co-change           ``25 x`` the commits it shared with a changed file (history)
 ==================  =======================================================================
 
 Files reached from a distance-1 file by an import or a reference are distance 2
-(scored a quarter), and so on up to ``max_distance``. Tests are reported apart
+(scored a quarter), and so on up to ``max_distance``. Files are ranked nearest
+first, then by score: a hub among the direct dependents (a package's entry file
+that every example imports) would otherwise bury the weaker direct relations
+under its own importers. Tests are reported apart
 (``tests``): the test files that import or use a changed file or symbol.
 """
 
@@ -199,7 +202,7 @@ def impact(
     for path in list(tests):
         if path in changed_set:
             tests.discard(path)
-    ranked = sorted(score, key=lambda p: (-score[p], p))
+    ranked = sorted(score, key=lambda p: (distance.get(p, 1), -score[p], p))
     kept = ranked[:max_results]
     affected = [
         {
