@@ -26,7 +26,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.execution.conftest import BUGGY_FILES, compiled, make_service
+from tests.execution.conftest import BUGGY_FILES, make_service
+from tests.execution.library import compiled
 from tests.execution.plugin_steps import executors
 from tests.execution.sim import op, s, simulate
 from tests.helpers import make_repo

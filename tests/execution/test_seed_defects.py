@@ -13,7 +13,8 @@ import pytest
 from codelibrarian.execution.breakers import BreakerStore
 from codelibrarian.execution.rules import retry_delay
 
-from .conftest import compiled, make_service
+from .conftest import make_service
+from .library import compiled
 from .sim import FAIL, ok, op, s, simulate
 
 FACTS = {"codebase": {"has_tests": True}}

@@ -14,7 +14,8 @@ from codelibrarian.execution.ledger import read_entries
 from codelibrarian.execution.store import load_traces
 from codelibrarian.workspace.state import State
 
-from .conftest import compiled, make_service
+from .conftest import make_service
+from .library import compiled
 from .sim import op, s
 
 TASK = "add returns the wrong result: add(2, 3) gives -1"
