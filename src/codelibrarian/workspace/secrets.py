@@ -297,6 +297,16 @@ def _jwt_ok(token: str, _m: re.Match[str]) -> bool:
     return b'"alg"' in raw or b'"typ"' in raw
 
 
+def _b64_pem_ok(token: str, _m: re.Match[str]) -> bool:
+    """A base64-encoded PEM block (kubeconfig ``client-key-data``) holding a private key."""
+    head = token[:96]
+    try:
+        raw = base64.b64decode(head[: len(head) // 4 * 4])
+    except (binascii.Error, ValueError):
+        return False
+    return b"PRIVATE KEY" in raw
+
+
 def _mixed_ok(token: str, _m: re.Match[str]) -> bool:
     return _classes(token) >= 2 and _entropy(token) >= 3.0
 
@@ -404,11 +414,14 @@ def _url_password_ok(password: str, m: re.Match[str], *, web: bool) -> bool:
 
 _GENERIC_NEEDLES = (
     "pass", "pwd", "secret", "token", "_key", "-key", "apikey", "accesskey", "credential",
+    "signingkey", "privatekey", "encryptionkey", "masterkey", "authkey",
 )  # fmt: skip
 _GENERIC_NAME = re.compile(
     r"passw(?:or)?d|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|auth[_-]?key"
     r"|private[_-]?key|credential|signing[_-]?key|encryption[_-]?key|master[_-]?key"
 )
+#: names that say "this is a key": a bare hex value there is the key, not a digest
+_KEY_NAME = re.compile(r"api[_-]?key|apikey|secret|access[_-]?key|auth[_-]?key|private[_-]?key")
 _IDENT_RUN = re.compile(r"[A-Za-z0-9_.\-]*")
 _ASSIGN = re.compile(
     r"""(?P<op>["']?\]?[ \t]*(?::[ \t]*[A-Za-z_][\w\[\]., |]{0,40}?[ \t]*)?"""
@@ -474,7 +487,7 @@ def _generic_at(text: str, low: str, s: int, e: int) -> _Hit | None:
         rest = text[am.end() : am.end() + 400 if eol < 0 else eol].strip()
         if rest and not rest.startswith("#"):
             return None
-    if not _generic_value_ok(value, quoted=quoted):
+    if not _generic_value_ok(value, quoted=quoted, key_name=_KEY_NAME.search(name) is not None):
         return None
     vstart = am.start("qv") if quoted else am.start("uv")
     rule = "generic_password" if ("pass" in name or "pwd" in name) else "generic_secret"
@@ -521,7 +534,7 @@ def _wordy(value: str) -> bool:
     return bool(words) and sum(len(w) for w in words) >= 4 * len(words)
 
 
-def _generic_value_ok(value: str, *, quoted: bool) -> bool:
+def _generic_value_ok(value: str, *, quoted: bool, key_name: bool = False) -> bool:
     if len(value) < 8 or any(c.isspace() for c in value):
         return False
     if _is_placeholder(value) or _UUID.fullmatch(value) or _LOCK_HASH.match(value):
@@ -535,7 +548,7 @@ def _generic_value_ok(value: str, *, quoted: bool) -> bool:
     if not quoted:
         if value[0] in "&*@!%" or any(c in value for c in "[](){}<>|\\"):
             return False
-        if _HEX.fullmatch(value) and len(value) in _HEX_LENGTHS:
+        if _HEX.fullmatch(value) and len(value) in _HEX_LENGTHS and not key_name:
             return False  # digests in lock files and manifests
         if _IDENT.fullmatch(value):
             # a bare identifier is code (token = tokenize.x); only a digit-mixed,
@@ -558,6 +571,7 @@ def _rules() -> tuple[_Rule, ...]:
     return (
         _Rule("private_key", ("private key",), _find_private_keys),
         _Rule("url_credentials", ("://",), _find_url_credentials),
+        r("private_key", (), r"LS0tLS1CRUdJTi[A-Za-z0-9+/]{60,}={0,2}", check=_b64_pem_ok),
         r("aws_access_key_id", (), r"A(?:KIA|SIA|BIA|CCA)[A-Z2-7]{16}" + _END),
         r("aws_secret_access_key", ("secret",),
           r"(?i)aws.{0,20}?secret.{0,20}?[\"']?\s*(?:=|:|=>)\s*[\"']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
