@@ -33,6 +33,7 @@ from .service.inspect import (
     TokenCounts,
     count_tokens,
     edge_counts,
+    gated_map,
     index_status,
     init_state,
     repo_map,
@@ -402,10 +403,8 @@ class Librarian:
         if map_text is None:
             size = min(map_budget, total)
             if size > 0:
-                from .index.repomap import render_map
-
                 self._ws.ensure_index(refresh=refresh)
-                map_text = render_map(self._ws.open_store(), get_tokenizer(model), size)
+                map_text = gated_map(self._ws, self._ws.open_store(), get_tokenizer(model), size)
             else:
                 map_text = ""
         return compose_window(
@@ -417,7 +416,7 @@ class Librarian:
 
         Read-only: ``NotFound`` (run ``librarian index``) when there is no index.
         """
-        return repo_map(self.root, budget, model or self.config.compose.model)
+        return repo_map(self._ws, budget, model or self.config.compose.model)
 
     def index_status(self) -> IndexStatus:
         """What the index holds and how far the workspace has moved since (read-only).

@@ -32,6 +32,7 @@ __all__ = [
     "BudgetProblem",
     "Config",
     "LaneBudget",
+    "StateConfig",
     "WorkspaceConfig",
     "find_config_file",
     "load_config",
@@ -180,19 +181,24 @@ class BudgetConfig(_Strict):
         return BudgetConfig(total_tokens=total_tokens, lanes=lanes)
 
 
+#: the largest file size the index reads whole (1 GiB); larger values overflow reads
+MAX_FILE_BYTES_LIMIT = 1 << 30
+
+
 class WorkspaceConfig(_Strict):
-    max_file_bytes: int = Field(default=1_048_576, gt=0)
+    max_file_bytes: int = Field(default=1_048_576, gt=0, le=MAX_FILE_BYTES_LIMIT)
     #: extra gitignore-style patterns, on top of .gitignore and .librarianignore
     ignore: Patterns = ()
 
 
 class IndexConfig(_Strict):
-    chunk_max_tokens: int = Field(default=512, ge=64)
+    chunk_max_tokens: int = Field(default=512, ge=64, le=8192)
     #: how many recent commits feed the co-change graph
-    cochange_commits: int = Field(default=300, ge=0)
+    cochange_commits: int = Field(default=300, ge=0, le=100_000)
     #: commits touching more files than this are ignored for co-change (bulk edits)
-    cochange_max_files: int = Field(default=30, ge=2)
-    workers: int = Field(default=0, ge=0)  # 0 = one per core
+    cochange_max_files: int = Field(default=30, ge=2, le=100_000)
+    #: 0 = one per core; more than the machine's cores are capped at the cores
+    workers: int = Field(default=0, ge=0, le=256)
 
 
 class PolicyConfig(_Strict):
@@ -214,6 +220,17 @@ class ComposeConfig(_Strict):
     format: Literal["markdown", "xml", "json", "plain"] = "markdown"
 
 
+class StateConfig(_Strict):
+    """Caps on ``.librarian/`` (see ``persist/bounds.py``); ``doctor`` reports usage."""
+
+    #: composition cache: size and entry caps (least recently used evicted first)
+    cache_max_mb: int = Field(default=64, ge=1, le=1_048_576)
+    cache_max_entries: int = Field(default=512, ge=1, le=1_000_000)
+    #: decision logs and replay sidecars: size cap (oldest evicted first) and maximum age
+    decisions_max_mb: int = Field(default=32, ge=1, le=1_048_576)
+    decisions_max_age_days: int = Field(default=90, ge=1, le=36_500)
+
+
 class Config(_Strict):
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
     workspace: WorkspaceConfig = Field(default_factory=WorkspaceConfig)
@@ -221,6 +238,7 @@ class Config(_Strict):
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
     rules: RulesConfig = Field(default_factory=RulesConfig)
     compose: ComposeConfig = Field(default_factory=ComposeConfig)
+    state: StateConfig = Field(default_factory=StateConfig)
 
     #: where this config came from ("" for defaults); not a config key
     source: str = Field(default="", exclude=True)

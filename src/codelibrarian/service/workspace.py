@@ -10,9 +10,10 @@ sources share (file list, file texts, fingerprint).
 from __future__ import annotations
 
 import os
+import posixpath
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -32,14 +33,34 @@ from ..workspace.git import (
     recent_commits,
     working_diff,
 )
+from ..workspace.private import private_touch
 from ..workspace.state import State
 
-__all__ = ["WorkspaceSession", "now_or"]
+__all__ = ["MAX_AS_OF", "WorkspaceSession", "check_text", "now_or"]
+
+
+#: the latest ``as_of`` accepted: 9999-12-31T23:59:59Z (later ones overflow dates)
+MAX_AS_OF = 253_402_300_799
 
 
 def now_or(as_of: int | None) -> int:
     """``as_of`` when given, else the clock (epoch seconds): the shell's one clock read."""
-    return int(time.time()) if as_of is None else int(as_of)
+    if as_of is None:
+        return int(time.time())
+    if isinstance(as_of, bool) or not isinstance(as_of, int) or not 0 <= as_of <= MAX_AS_OF:
+        raise UsageError(
+            f"as_of must be epoch seconds between 0 and {MAX_AS_OF} (got {as_of!r})",
+            hint="Pass a time such as 1767225600 (2026-01-01), or leave it out for now.",
+        )
+    return as_of
+
+
+def check_text(value: str, what: str) -> str:
+    """``value`` with surrounding whitespace removed; an empty one is a usage error."""
+    text = value.strip() if isinstance(value, str) else ""
+    if not text:
+        raise UsageError(f"the {what} is empty", hint=f"Say in words what the {what} is.")
+    return text
 
 
 class WorkspaceSession:
@@ -53,6 +74,8 @@ class WorkspaceSession:
         self.config = config if config is not None else load_config(root)
         self.state = State(root)
         self.policy = PolicyEngine(self.config)
+        #: the secret gate every outgoing text of this workspace passes (docs/secrets.md)
+        self.gate = self.policy.gate
         self._sources: tuple[Source, ...] | None = None
         self._store: Any = None
         self._indexed = False
@@ -71,9 +94,18 @@ class WorkspaceSession:
 
         self.state.ensure()
         self.close()
-        stats = index_workspace(self.root, self.config, progress=progress)
+        private_touch(self.state.index_path)  # SQLite gives its WAL files the same mode
+        stats = index_workspace(self.root, self._index_config(), progress=progress)
         self._indexed = True
         return stats
+
+    def _index_config(self) -> Config:
+        """The config with ``[index] workers`` capped at the cores (more only costs memory)."""
+        cores = os.cpu_count() or 1
+        if self.config.index.workers <= cores:
+            return self.config
+        index = self.config.index.model_copy(update={"workers": cores})
+        return self.config.model_copy(update={"index": index})
 
     def open_store(self) -> Any:
         """The index connection, opened (and migrated) on first use."""
@@ -214,6 +246,54 @@ class WorkspaceSession:
 
     def is_sensitive(self, path: str) -> bool:
         return self.policy.is_sensitive(path)
+
+    def bound_state(self) -> int:
+        """Evict old decision logs and sidecars beyond ``[state]``'s caps (wall clock)."""
+        from ..persist.bounds import prune_decisions
+
+        caps = self.config.state
+        return prune_decisions(
+            self.state.decisions_dir,
+            max_bytes=caps.decisions_max_mb * 1024 * 1024,
+            max_age_seconds=caps.decisions_max_age_days * 86_400,
+            now=int(time.time()),
+        )
+
+    def resolve_files(self, files: Iterable[str]) -> tuple[str, ...]:
+        """Repository-relative, normalised paths for ``files`` (absolute ones inside the
+        repository are made relative); a path outside the repository is a usage error."""
+        out: dict[str, None] = {}
+        for given in files:
+            raw = given.strip().replace("\\", "/") if isinstance(given, str) else ""
+            if not raw:
+                continue
+            if posixpath.isabs(raw):
+                try:
+                    rel = Path(posixpath.normpath(raw)).relative_to(self.root).as_posix()
+                except ValueError:
+                    rel = "../"
+            else:
+                rel = posixpath.normpath(raw)
+            if rel == ".." or rel.startswith("../"):
+                raise UsageError(
+                    f"{given!r} is outside the repository",
+                    hint="Pass paths inside the repository, relative to its root.",
+                )
+            if rel not in ("", "."):
+                out[rel] = None
+        return tuple(out)
+
+    def file_warnings(self, files: Iterable[str], store: Any) -> tuple[str, ...]:
+        """What the caller should know about explicit ``files``: not indexed, or sensitive."""
+        indexed = set(self.indexed_files(store))
+        notes: list[str] = []
+        for rel in files:
+            rule = self.policy.sensitive_rule(rel)
+            if rule is not None:
+                notes.append(f"{rel}: a sensitive file ({rule}); excluded by policy")
+            elif rel not in indexed:
+                notes.append(f"{rel}: not in the index (missing, ignored or not text); left out")
+        return tuple(notes)
 
     def sources(self) -> tuple[Source, ...]:
         """The registered sources (built-ins and plug-ins), loaded once."""
