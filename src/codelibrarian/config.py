@@ -249,6 +249,12 @@ def find_config_file(root: Path) -> tuple[Path, str] | None:
     toml = root / "librarian.toml"
     if toml.is_file():
         return toml, ""
+    if toml.exists() or toml.is_symlink():  # a folder, a broken link, a device
+        raise ConfigError(
+            "is not a readable file.",
+            file="librarian.toml",
+            hint="Make librarian.toml a TOML file, or remove it to use the defaults.",
+        )
     pyproject = root / "pyproject.toml"
     if pyproject.is_file():
         try:
@@ -370,6 +376,12 @@ def load_config(root: Path, *, explicit: Path | None = None) -> Config:
         ) from None
     except UnicodeDecodeError:
         raise ConfigError("not UTF-8 text.", file=rel, hint="Save the file as UTF-8.") from None
+    except OSError as exc:  # unreadable: permissions, a folder, an I/O error
+        raise ConfigError(
+            f"cannot be read ({exc.strerror or type(exc).__name__}).",
+            file=rel,
+            hint="Make the file readable by you (chmod u+r), or remove it to use the defaults.",
+        ) from None
     if table:
         data = data.get("tool", {}).get("librarian", {})
     if not isinstance(data, dict):

@@ -13,7 +13,7 @@ import typer
 
 from .. import __version__
 from ..errors import LibrarianError
-from ._common import fail
+from ._common import fail, internal_error, wants_json
 
 _COMMAND_MODULES: tuple[str, ...] = (
     "workspace_cmds",  # init, doctor, scan, tokens
@@ -62,8 +62,7 @@ def main() -> None:
         # raising it, so `raise fail(...)` inside a command would otherwise exit 0.
         code = app(standalone_mode=False)
     except LibrarianError as exc:
-        as_json = "--json" in sys.argv
-        raise SystemExit(fail(exc, as_json=as_json).exit_code) from None
+        raise SystemExit(fail(exc, as_json=wants_json(sys.argv[1:])).exit_code) from None
     except typer.Exit as exc:
         raise SystemExit(exc.exit_code) from None
     except typer.Abort:
@@ -77,6 +76,6 @@ def main() -> None:
         if callable(show) and isinstance(exit_code, int):
             show()
             raise SystemExit(exit_code) from None
-        raise
+        raise SystemExit(internal_error(exc, as_json=wants_json(sys.argv[1:]))) from None
     if isinstance(code, int) and code != 0:
         raise SystemExit(code)

@@ -17,7 +17,15 @@ import typer
 from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr, ValidationError
 
 from ..errors import UsageError
-from ._common import JSON_OPTION, REPO_OPTION, err_console, print_json, resolve_repo
+from ._common import (
+    FORMAT_OPTION,
+    JSON_OPTION,
+    REPO_OPTION,
+    err_console,
+    json_mode,
+    print_json,
+    resolve_repo,
+)
 
 if TYPE_CHECKING:  # the facade pulls in the index and the composer: import it on use
     from ..api import ComposedWindow, SaopEnvelope, WindowBudget
@@ -146,8 +154,10 @@ def register(app: typer.Typer) -> None:
         ),
         model: str | None = typer.Option(None, "--model", help="Target model (tokenizer)."),
         as_json: bool = JSON_OPTION,
+        fmt: str | None = FORMAT_OPTION,
     ) -> None:
         """Compose a sliding window: goal, then map, then recent past (newest first)."""
+        as_json = json_mode(as_json, fmt)
         from ..api import WindowBudget, compose_window, tokenizer_name
 
         budget = WindowBudget(

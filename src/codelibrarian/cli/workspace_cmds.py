@@ -22,9 +22,11 @@ from rich.table import Table
 
 from ..errors import LibrarianError, UsageError
 from ._common import (
+    FORMAT_OPTION,
     JSON_OPTION,
     REPO_OPTION,
     fail,
+    json_mode,
     print_json,
     progress,
     resolve_repo,
@@ -50,8 +52,11 @@ def _plain(stream: TextIO) -> Console:
 # ---------------------------------------------------------------- init
 
 
-def init_cmd(repo: Path = REPO_OPTION, as_json: bool = JSON_OPTION) -> None:
+def init_cmd(
+    repo: Path = REPO_OPTION, as_json: bool = JSON_OPTION, fmt: str | None = FORMAT_OPTION
+) -> None:
     """Create the .librarian/ state folder (idempotent) and check the config."""
+    as_json = json_mode(as_json, fmt)
     from ..api import Librarian
 
     try:
@@ -71,8 +76,11 @@ def init_cmd(repo: Path = REPO_OPTION, as_json: bool = JSON_OPTION) -> None:
 # ---------------------------------------------------------------- doctor
 
 
-def doctor_cmd(repo: Path = REPO_OPTION, as_json: bool = JSON_OPTION) -> None:
+def doctor_cmd(
+    repo: Path = REPO_OPTION, as_json: bool = JSON_OPTION, fmt: str | None = FORMAT_OPTION
+) -> None:
     """Check Python, packages, tokenizers, grammars, SQLite, config, git and state."""
+    as_json = json_mode(as_json, fmt)
     from ..api import doctor
 
     try:
@@ -141,8 +149,11 @@ def _print_doctor(root: Path, report: DoctorReport) -> None:
 # ---------------------------------------------------------------- scan
 
 
-def scan_cmd(repo: Path = REPO_OPTION, as_json: bool = JSON_OPTION) -> None:
+def scan_cmd(
+    repo: Path = REPO_OPTION, as_json: bool = JSON_OPTION, fmt: str | None = FORMAT_OPTION
+) -> None:
     """Summarise the files the librarian reads: by language, total size, skips by reason."""
+    as_json = json_mode(as_json, fmt)
     from ..api import Librarian, scan_summary
 
     try:
@@ -227,7 +238,7 @@ def _path_filter(root: Path, patterns: list[str]) -> Callable[[str], bool]:
     return keep
 
 
-def tokens_cmd(
+def tokens_cmd(  # noqa: PLR0917 - typer maps each option to a parameter
     paths: list[str] | None = typer.Argument(
         None,
         help="Files or folders (relative to the current directory inside the repo, else to "
@@ -239,8 +250,10 @@ def tokens_cmd(
     top: int = typer.Option(0, "--top", help="Show only the N largest files (0 = all)."),
     repo: Path = REPO_OPTION,
     as_json: bool = JSON_OPTION,
+    fmt: str | None = FORMAT_OPTION,
 ) -> None:
     """Count tokens per file for the repository's files (largest first) and in total."""
+    as_json = json_mode(as_json, fmt)
     from ..api import Librarian
 
     try:
