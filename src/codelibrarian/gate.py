@@ -251,7 +251,9 @@ class SecretGate:
 
         Lines of a sensitive file's section keep their first character (``+``,
         ``-``, space) and become ``[REDACTED:sensitive_file]``, so the diff still
-        parses and counts the same lines. Other sections are scanned whole.
+        parses and counts the same lines; its hunk headers keep only their line
+        ranges (git appends a line of the file to them). Other sections are
+        scanned whole.
         """
         if not diff_text:
             return diff_text
@@ -375,12 +377,13 @@ def _withhold(section: str) -> str:
     for line in section.splitlines(keepends=True):
         if line.startswith("@@"):
             in_hunk = True
-            out.append(line)
+            # the range only: git puts a line of the file after it as context
+            close = line.find("@@", 2)
+            out.append((line[: close + 2] if close > 0 else line.rstrip("\r\n")) + "\n")
             continue
-        if in_hunk and line[:1] in ("+", "-", " ", "\\"):
-            end = "\n" if line.endswith("\n") else ""
-            mark = line[:1] if line[:1] != "\\" else "\\"
-            out.append(f"{mark}[REDACTED:sensitive_file]{end}" if mark != "\\" else line)
+        if in_hunk and line[:1] in ("+", "-", " "):
+            newline = "\n" if line.endswith("\n") else ""
+            out.append(f"{line[:1]}[REDACTED:sensitive_file]{newline}")
             continue
         out.append(line)
     return "".join(out)

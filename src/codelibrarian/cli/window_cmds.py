@@ -52,6 +52,11 @@ def read_envelopes(path: Path) -> tuple[SaopEnvelope, ...]:
             f"cannot read envelopes file {path}: {exc.strerror or exc}",
             hint="Pass an existing JSONL file to --envelopes.",
         ) from None
+    except UnicodeDecodeError:
+        raise UsageError(
+            f"envelopes file {path} is not UTF-8 text",
+            hint="Pass a JSONL file of {id, content, timestamp_ms} records.",
+        ) from None
     out: list[SaopEnvelope] = []
     for lineno, line in enumerate(text.splitlines(), start=1):
         if not line.strip():

@@ -133,6 +133,16 @@ def _print_doctor(root: Path, report: DoctorReport) -> None:
     out.print(f"Git          {git_text}")
     st = sec["state"]
     out.print(f"State        {st['dir']} {'present' if st['exists'] else 'absent'}")
+    size = sec.get("state_size")
+    if size:
+        mib = 1024 * 1024
+        cache, dec = size["cache"], size["decisions"]
+        out.print(
+            f"State size   cache {cache['files']} entries, {cache['bytes'] / mib:.1f} of "
+            f"{cache['max_bytes'] // mib} MiB; decisions {dec['files']} files, "
+            f"{dec['bytes'] / mib:.1f} of {dec['max_bytes'] // mib} MiB, kept "
+            f"{dec['max_age_days']} days"
+        )
     if not report.problems:
         out.print("All checks passed.")
         return

@@ -82,14 +82,19 @@ def prune_decisions(directory: Path, *, max_bytes: int, max_age_seconds: int, no
         else:
             kept.append(row)
     total = sum(r[2] for r in kept)
-    while total > max_bytes and len(kept) > 1:
-        _, _, size, path = kept.pop(0)
+    logs = [r for r in kept if r[3].suffix == ".jsonl"]
+    newest_log = logs[-1][3] if logs else None
+    for _, _, size, path in kept:
+        if total <= max_bytes:
+            break
+        if path == newest_log:
+            continue  # today's records go last: trimmed below, not deleted
         with contextlib.suppress(OSError):
             path.unlink()
             removed += 1
         total -= size
-    if total > max_bytes and kept and kept[0][3].suffix == ".jsonl":
-        _trim_log(kept[0][3], max_bytes // 2)
+    if total > max_bytes and newest_log is not None:
+        _trim_log(newest_log, max_bytes // 2)
     return removed
 
 

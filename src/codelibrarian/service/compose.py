@@ -325,9 +325,9 @@ class ComposeService:
         text, swept = _sweep(self.ws.gate, composition.text, tokenizer, total)
         decision_id: str | None = None
         if record:
+            self.ws.bound_state()  # first, so an expired day log is not kept alive by this one
             DecisionLog(state.decisions_dir).append(composition.record)
             decision_id = composition.decision_id
-            self.ws.bound_state()
         warnings = (*warnings, *_empty_pack_warning(composition, prep, total))
         result = _result(
             composition=composition,
@@ -345,6 +345,7 @@ class ComposeService:
         )
         if decision_id is not None:
             self._write_sidecar(decision_id, trigger, total=total, fmt=fmt, files=result.files)
+            self.ws.bound_state()  # and after, so the folder ends within its size cap
         return result
 
     # ------------------------------------------------------ explain, replay

@@ -13,6 +13,7 @@ from ..gate import RedactionLog
 from ..tokens import Tokenizer, encoding_for_model, get_tokenizer
 from ..workspace.files import ScanResult, read_text, scan_workspace
 from ..workspace.git import head_commit, is_git_repo
+from ..workspace.private import harden
 from ..workspace.state import SCHEMA_VERSION
 from .workspace import WorkspaceSession
 
@@ -215,6 +216,7 @@ def init_state(ws: WorkspaceSession) -> InitResult:
     existed = state.exists() and state.secret_path.exists()
     state.ensure()
     state.secret()
+    harden(state.dir)  # files 0600, folders 0700, whatever wrote them
     return InitResult(
         ws.root, state.dir, not existed, SCHEMA_VERSION, ws.config.source or "defaults"
     )
