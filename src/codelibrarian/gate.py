@@ -38,7 +38,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .workspace.secrets import SecretFinding, is_sensitive_path, redact, scan_text
+from .workspace.secrets import SecretFinding, findings_of, is_sensitive_path, redact, scan_text
 
 __all__ = [
     "GRAM",
@@ -176,8 +176,8 @@ class SecretGate:
         extra = _gram_spans(text, grams)
         if not extra:
             return own
-        spans = sorted({(f.start, f.end, f.rule) for f in own} | set(extra))
-        return _as_findings(text, spans)
+        # the text's own findings first, so their rules name the merged spans
+        return findings_of(text, [(f.start, f.end, f.rule) for f in own] + extra)
 
     def clean(
         self,
@@ -211,8 +211,7 @@ class SecretGate:
         """Each of ``texts`` cleaned; one decision for all of them."""
         local = RedactionLog()
         out = tuple(self.clean(t, surface=surface, kind=kind, id=id, log=local) for t in texts)
-        if log is not None and local.decisions:
-            log.add(_merge(surface, kind, id, local.decisions))
+        _fold(log, local, surface, kind, id)
         return out
 
     def clean_value(
@@ -227,8 +226,7 @@ class SecretGate:
         """A JSON-like value with every string (keys too) cleaned; one decision for all."""
         local = RedactionLog()
         out = self._walk(value, surface, kind, id, local)
-        if log is not None and local.decisions:
-            log.add(_merge(surface, kind, id, local.decisions))
+        _fold(log, local, surface, kind, id)
         return out
 
     def _walk(self, value: Any, surface: str, kind: str, id: str, log: RedactionLog) -> Any:
@@ -307,28 +305,17 @@ def _gram_spans(text: str, grams: dict[str, str]) -> list[tuple[int, int, str]]:
     return spans
 
 
-def _as_findings(text: str, spans: list[tuple[int, int, str]]) -> tuple[SecretFinding, ...]:
-    merged: list[tuple[int, int, str]] = []
-    for start, end, rule in spans:
-        if merged and start < merged[-1][1]:
-            s, e, r = merged[-1]
-            merged[-1] = (s, max(e, end), r)
-        else:
-            merged.append((start, end, rule))
-    out: list[SecretFinding] = []
-    line, at = 1, 0
-    for start, end, rule in merged:
-        line += text.count("\n", at, start)
-        at = start
-        out.append(SecretFinding(rule, start, end, line))
-    return tuple(out)
-
-
 def _decision(surface: str, kind: str, id: str, findings: Sequence[SecretFinding]) -> GateDecision:
     counts = Counter(f.rule for f in findings)
     return GateDecision(
         surface, kind, id, "secret_redacted", len(findings), tuple(sorted(counts.items()))
     )
+
+
+def _fold(log: RedactionLog | None, local: RedactionLog, surface: str, kind: str, id: str) -> None:
+    """``local``'s decisions as one decision in ``log`` (nothing when there were none)."""
+    if log is not None and local.decisions:
+        log.add(_merge(surface, kind, id, local.decisions))
 
 
 def _merge(surface: str, kind: str, id: str, decisions: Sequence[GateDecision]) -> GateDecision:

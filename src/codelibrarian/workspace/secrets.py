@@ -39,6 +39,7 @@ __all__ = [
     "NOT_SENSITIVE_PATTERNS",
     "SECRET_RULES",
     "SecretFinding",
+    "findings_of",
     "is_sensitive_path",
     "redact",
     "scan_text",
@@ -218,6 +219,12 @@ def _classes(value: str) -> int:
 _TOKEN_PLACEHOLDERS = (
     "example", "dummy", "placeholder", "xxxx", "fake", "sample", "redacted", "<", "${", "0000000",
 )  # fmt: skip
+#: parts of values published as examples everywhere: jwt.io's sample token (its
+#: HS256 signature over {"sub":"1234567890","name":"John Doe","iat":1516239022})
+_PUBLIC_SAMPLES = ("SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",)
+#: a password hash in modular crypt format (bcrypt, argon2, pbkdf2, scrypt, sha-crypt):
+#: what a system stores instead of the password, not a credential
+_CRYPT_HASH = re.compile(r"\$(?:2[abxy]|argon2(?:id|i|d)|pbkdf2(?:-sha\d+)?|scrypt|[156]|y|gy)\$")
 
 
 def _token_ok(token: str) -> bool:
@@ -225,7 +232,9 @@ def _token_ok(token: str) -> bool:
     if _SAME_RUN.search(token) is not None:
         return False
     low = token.lower()
-    return not any(m in low for m in _TOKEN_PLACEHOLDERS)
+    if any(m in low for m in _TOKEN_PLACEHOLDERS):
+        return False
+    return not any(sample in token for sample in _PUBLIC_SAMPLES)
 
 
 def _random_enough(value: str) -> bool:
@@ -535,7 +544,7 @@ def _wordy(value: str) -> bool:
 
 
 def _generic_value_ok(value: str, *, quoted: bool, key_name: bool = False) -> bool:
-    if len(value) < 8 or any(c.isspace() for c in value):
+    if len(value) < 8 or any(c.isspace() for c in value) or _CRYPT_HASH.match(value):
         return False
     if _is_placeholder(value) or _UUID.fullmatch(value) or _LOCK_HASH.match(value):
         return False
@@ -678,10 +687,15 @@ def scan_text(text: str) -> tuple[SecretFinding, ...]:
         return ()
     # earliest first; at one start the longest span; then a specific rule over a generic one
     hits.sort(key=lambda h: (h[1], -h[2], h[0].startswith("generic_"), h[0]))
-    merged = _merge([(start, end, name) for name, start, end in hits])
+    return findings_of(text, [(start, end, name) for name, start, end in hits])
+
+
+def findings_of(text: str, spans: Sequence[tuple[int, int, str]]) -> tuple[SecretFinding, ...]:
+    """Findings for ``(start, end, rule)`` spans of ``text`` given in the order they
+    should win (the first of overlapping spans names the merged one), with lines."""
     out: list[SecretFinding] = []
     line, at = 1, 0
-    for start, end, name in merged:
+    for start, end, name in _merge(sorted(spans, key=lambda s: s[0])):
         line += text.count("\n", at, start)
         at = start
         out.append(SecretFinding(name, start, end, line))
