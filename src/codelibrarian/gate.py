@@ -25,6 +25,9 @@ report what they did pass a :class:`RedactionLog` and put its
 :meth:`~RedactionLog.summary` in their result.
 
 The gate is pure (no files, clock or environment): callers hand it the texts.
+Scanning a whole source is the costly part; a :class:`SpanStore` (the workspace
+gives one that persists in ``.librarian/cache``) remembers each source's secret
+spans — offsets and rule names, never text — by content digest.
 ``[policy] scan_secrets = false`` turns content scanning off (paths still
 apply). See docs/secrets.md for how new surfaces use it.
 """
@@ -36,7 +39,7 @@ import re
 from collections import Counter, OrderedDict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from .workspace.secrets import SecretFinding, findings_of, is_sensitive_path, redact, scan_text
 
@@ -45,6 +48,7 @@ __all__ = [
     "GateDecision",
     "RedactionLog",
     "SecretGate",
+    "SpanStore",
 ]
 
 #: length of the character runs matched against a source's secrets
@@ -53,6 +57,18 @@ _GRAM_ALNUM = 4
 _SOURCE_CACHE = 4096
 _DIFF_FILE = re.compile(r"^diff --git a/(.*?) b/(.*)$")
 _PLUS_PATH = re.compile(r"^\+\+\+ (?:b/)?(.*)$")
+
+
+#: a source's secrets: ``(start, end, rule)`` in order
+Spans = tuple[tuple[int, int, str], ...]
+
+
+class SpanStore(Protocol):
+    """Secret spans of texts already scanned, by content digest (16 bytes)."""
+
+    def get(self, digest: bytes) -> Spans | None: ...
+
+    def put(self, digest: bytes, spans: Spans) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,11 +131,18 @@ class SecretGate:
     cache of the secrets found in recent sources (by content digest).
     """
 
-    def __init__(self, *, sensitive_patterns: Sequence[str] = (), scan: bool = True) -> None:
+    def __init__(
+        self,
+        *,
+        sensitive_patterns: Sequence[str] = (),
+        scan: bool = True,
+        spans: SpanStore | None = None,
+    ) -> None:
         self._extra = tuple(sensitive_patterns)
         self.scanning = scan
         self._rules: dict[str, str | None] = {}
         self._sources: OrderedDict[bytes, dict[str, str]] = OrderedDict()
+        self._spans = spans
 
     # ---------------------------------------------------------------- paths
 
@@ -277,13 +300,18 @@ class SecretGate:
         if cached is not None:
             self._sources.move_to_end(key)
             return cached
+        found = self._spans.get(key) if self._spans is not None else None
+        if found is None:
+            found = tuple((f.start, f.end, f.rule) for f in scan_text(source))
+            if self._spans is not None:
+                self._spans.put(key, found)
         grams: dict[str, str] = {}
-        for f in scan_text(source):
-            span = source[f.start : f.end]
+        for start, end, rule in found:
+            span = source[start:end]
             for i in range(len(span) - GRAM + 1):
                 gram = span[i : i + GRAM]
                 if _alnum(gram) >= _GRAM_ALNUM:
-                    grams.setdefault(gram, f.rule)
+                    grams.setdefault(gram, rule)
         self._sources[key] = grams
         if len(self._sources) > _SOURCE_CACHE:
             self._sources.popitem(last=False)

@@ -36,7 +36,7 @@ from typing import Any
 from .composer.constraints import ComposerConstraints, Constraint, LaneRequirement, Matcher
 from .composer.types import Candidate, DiffHunk, HistoryEntry
 from .config import Config
-from .gate import RedactionLog, SecretGate
+from .gate import RedactionLog, SecretGate, SpanStore
 
 __all__ = [
     "PROTECTED_RULES_MIN",
@@ -84,12 +84,13 @@ class PolicyOutcome:
 class PolicyEngine:
     """Turns configuration and candidates into constraints; redacts secrets."""
 
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, *, spans: SpanStore | None = None) -> None:
         self._config = config
         #: the secret gate every outgoing text of this workspace passes
         self.gate = SecretGate(
             sensitive_patterns=tuple(config.policy.sensitive_patterns),
             scan=config.policy.scan_secrets,
+            spans=spans,
         )
 
     def sensitive_rule(self, path: str) -> str | None:

@@ -44,3 +44,23 @@ def test_usage_counts_files_and_bytes(tmp_path: Path) -> None:
     _file(tmp_path / "b" / "c", 20, 2)
     u = usage(tmp_path)
     assert (u.files, u.bytes, u.oldest) == (2, 30, NOW - 2 * DAY)
+
+
+def test_scan_cache_keeps_spans_not_text_and_survives_a_process(tmp_path: Path) -> None:
+    from codelibrarian.gate import SecretGate
+    from codelibrarian.persist.scans import ScanCache
+
+    token = "ghp_" + "Zq8Lw2Vn5Rt7Yp1Xc4Bm6Hd9Jf3Ks0Ga2Ue8"
+    source = f'TOKEN = "{token}"\n'
+    store = ScanCache(tmp_path / "spans.json", max_entries=2)
+    gate = SecretGate(spans=store)
+    assert token[4:20] not in gate.clean(token[:20], surface="x", source=source)
+    store.save()
+    stored = (tmp_path / "spans.json").read_text()
+    assert token not in stored and token[4:12] not in stored
+    again = ScanCache(tmp_path / "spans.json")
+    (key,) = again._load()
+    assert again.get(bytes.fromhex(key)) == ((9, 9 + len(token), "github_token"),)
+    for i in range(3):  # bounded, least recently used first
+        store.put(bytes([i]) * 16, ())
+    assert len(store._load()) == 2

@@ -256,6 +256,7 @@ class ComposeService:
         gathered = self.gather(trigger, total)
         config = self.ws.config
         outcome = self.ws.policy.apply(gathered.candidates, budget=total, read=gathered.read)
+        self.ws.save_scans()
         excluded = {ident for ident, _ in outcome.excluded_rules}
         available: dict[str, int] = dict.fromkeys(LANES, 0)
         for c in outcome.candidates:

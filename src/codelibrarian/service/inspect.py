@@ -186,6 +186,7 @@ def repo_map(ws: WorkspaceSession, budget: int, model: str | None) -> RepoMap:
     log = RedactionLog()
     with open_store(ws.root, readonly=True) as store:
         text = gated_map(ws, store, tokenizer, budget, log)
+    ws.save_scans()
     return RepoMap(text, budget, tokenizer.count(text), tokenizer.name, log.summary())
 
 

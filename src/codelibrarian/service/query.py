@@ -137,6 +137,7 @@ def run_query(
         summary = ws.gate.clean(result.response.summary, surface="query", kind="summary", log=log)
         result = replace(result, response=replace(result.response, summary=summary))
     snippets = _snippets(ws, result, log) if with_code else ()
+    ws.save_scans()
     return QueryResult(result, snippets, log.summary())
 
 

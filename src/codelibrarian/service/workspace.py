@@ -21,6 +21,7 @@ from ..composer import recency_bucket
 from ..composer.fingerprint import workspace_fingerprint
 from ..config import Config, load_config
 from ..errors import UsageError
+from ..persist.scans import ScanCache
 from ..policy_engine import PolicyEngine
 from ..sources import Source, load_sources
 from ..trigger import Trigger
@@ -73,7 +74,8 @@ class WorkspaceSession:
         self.root = root
         self.config = config if config is not None else load_config(root)
         self.state = State(root)
-        self.policy = PolicyEngine(self.config)
+        self.scans = ScanCache(self.state.cache_dir / "secret-spans.json")
+        self.policy = PolicyEngine(self.config, spans=self.scans)
         #: the secret gate every outgoing text of this workspace passes (docs/secrets.md)
         self.gate = self.policy.gate
         self._sources: tuple[Source, ...] | None = None
@@ -117,7 +119,8 @@ class WorkspaceSession:
         return self._store
 
     def close(self) -> None:
-        """Release the index connection."""
+        """Release the index connection (and keep what the secret gate learned)."""
+        self.save_scans()
         if self._store is not None:
             self._store.close()
             self._store = None
@@ -246,6 +249,11 @@ class WorkspaceSession:
 
     def is_sensitive(self, path: str) -> bool:
         return self.policy.is_sensitive(path)
+
+    def save_scans(self) -> None:
+        """Persist the secret spans found in files scanned so far (when the folder exists)."""
+        if self.state.exists():
+            self.scans.save()
 
     def bound_state(self) -> int:
         """Evict old decision logs and sidecars beyond ``[state]``'s caps (wall clock)."""
