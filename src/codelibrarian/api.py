@@ -59,7 +59,10 @@ if TYPE_CHECKING:
     from .query.report import ProgressReporter
     from .query.types import CancellationToken, QueryDepth
     from .service.doctor import DoctorReport
+    from .techniques.facts import Facts
+    from .techniques.lcl import Program
     from .workspace.files import ScanResult
+    from .workspace.presets import PresetStore
 
 __all__ = [
     "FORMATS",
@@ -80,6 +83,7 @@ __all__ = [
     "compose_window",
     "doctor",
     "ensure_state_dir",
+    "load_program",
     "scan_summary",
     "shape_budget",
     "tokenizer_name",
@@ -113,6 +117,15 @@ def ensure_state_dir(repo_path: str | os.PathLike[str]) -> Path:
 def tokenizer_name(model: str | None) -> str:
     """The name of the tokenizer that counts for ``model`` (the default model if None)."""
     return get_tokenizer(model).name
+
+
+@guarded
+def load_program(path: str | os.PathLike[str], *, name: str | None = None) -> Program:
+    """The LCL program in a ``.toml`` or seed-form ``.json`` file (``name`` picks one of
+    several); raises ``LclError`` with every reading error, positioned."""
+    from .workspace.presets import load_program_file
+
+    return load_program_file(Path(path), name=name)
 
 
 @guarded
@@ -556,3 +569,29 @@ class Librarian:
         from .packs.runs import resolve_resource
 
         return resolve_resource(self.root, uri)
+
+    # ------------------------------------------------------------- techniques
+
+    def facts(
+        self,
+        task: str = "",
+        *,
+        base: str | None = None,
+        diff_text: str | None = None,
+        refresh: bool = True,
+    ) -> Facts:
+        """Codebase, change and intent facts that LCL conditions are decided on.
+
+        Computed from the index (built or refreshed first) and the current change
+        (``base``/``diff_text`` as for :meth:`compose`); see docs/lcl.md.
+        """
+        from .service.techniques import workspace_facts
+
+        return workspace_facts(self._ws, task, base=base, diff_text=diff_text, refresh=refresh)
+
+    def presets(self) -> PresetStore:
+        """The workspace's presets: built in, ``[presets.*]`` in the config, and
+        ``.librarian/presets/*.toml`` (see docs/lcl.md)."""
+        from .service.techniques import preset_store
+
+        return preset_store(self._ws)

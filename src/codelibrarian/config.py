@@ -239,6 +239,9 @@ class Config(_Strict):
     rules: RulesConfig = Field(default_factory=RulesConfig)
     compose: ComposeConfig = Field(default_factory=ComposeConfig)
     state: StateConfig = Field(default_factory=StateConfig)
+    #: LCL programs by name (``[presets.<name>]``); checked by ``techniques.lcl`` when used,
+    #: so one bad preset does not stop every other command
+    presets: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
     #: where this config came from ("" for defaults); not a config key
     source: str = Field(default="", exclude=True)

@@ -36,6 +36,7 @@ __all__ = [
     "Outcome",
     "cli_cases",
     "config_cases",
+    "invoke_cli",
     "make_workspace",
     "mcp_cases",
     "run_cli_case",
@@ -350,8 +351,9 @@ def cli_cases(rng: random.Random, n: int, root: Path, decision: str) -> Iterator
         yield args
 
 
-def run_cli_case(args: list[str]) -> Outcome:
-    """Run ``main`` in-process with ``args``; check exit, stderr and budgets."""
+def invoke_cli(args: list[str]) -> tuple[Any, str, str]:
+    """``(exit code, stdout, stderr)`` of the CLI's ``main`` run in-process with ``args``;
+    an exception that escapes ``main`` (other than ``SystemExit``) propagates."""
     from codelibrarian.cli.app import main
 
     out, err = io.StringIO(), io.StringIO()
@@ -363,11 +365,17 @@ def run_cli_case(args: list[str]) -> Outcome:
             main()
     except SystemExit as exc:
         code = exc.code
-    except BaseException as exc:
-        return Outcome("traceback", f"{args[0]}: {type(exc).__name__}: {exc}")
     finally:
         sys.argv = old_argv
-    stdout, stderr = out.getvalue(), err.getvalue()
+    return code, out.getvalue(), err.getvalue()
+
+
+def run_cli_case(args: list[str]) -> Outcome:
+    """Run ``main`` in-process with ``args``; check exit, stderr and budgets."""
+    try:
+        code, stdout, stderr = invoke_cli(args)
+    except BaseException as exc:
+        return Outcome("traceback", f"{args[0]}: {type(exc).__name__}: {exc}")
     if code == 70 or "Traceback" in stderr:
         return Outcome("traceback", f"{args[0]}: {(stderr or stdout).strip()[-300:]}")
     if code not in (0, None):

@@ -23,6 +23,8 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "query_cmds",  # query
     "index_cmds",  # index, map
     "pack_cmds",  # pack, handoff, runs list | show
+    "techniques_cmds",  # techniques list | show, patterns list | show
+    "lcl_cmds",  # lcl check | compile | facts, presets list | show | save
     "serve_cmds",  # serve (MCP server)
 )
 
