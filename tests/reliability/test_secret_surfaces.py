@@ -3,7 +3,11 @@
 The corpus (``corpus.py``: 88 secrets in 35 files, some in sensitive files, some in
 the uncommitted change) is written once per module; then every surface that
 shows text is driven as a user would and every output is searched for every
-fragment of every secret. The state folder is searched too (all of it but the
+fragment of every secret. The CLI runs in a subprocess for the first commands (the
+real entry point, start-up included) and in-process through ``main`` for the rest
+(the same code, without a second of interpreter start-up per command); the
+surfaces are checked in one test so that the corpus is built once, not once per
+test worker. The state folder is searched too (all of it but the
 index, which is the workspace's own text in derived form), and its modes checked.
 
 Each surface must also *have had* something to leak — the raw files contain the
@@ -26,6 +30,7 @@ from codelibrarian.workspace.secrets import redact, scan_text
 from mcp import Client, StdioServerParameters, stdio_client
 from tests.helpers import GIT_ENV, git, run_cli
 from tests.reliability.corpus import Planted, build, leaks
+from tests.reliability.fuzz import invoke_cli
 from tests.sources.repo_fixture import warm_tokenizers
 
 pytestmark = [pytest.mark.reliability, pytest.mark.slow]
@@ -57,6 +62,11 @@ def _out(result: Any) -> str:
     return f"{result.stdout}\n{result.stderr}"
 
 
+class _Result:
+    def __init__(self, stdout: str, stderr: str) -> None:
+        self.stdout, self.stderr = stdout, stderr
+
+
 @pytest.fixture(scope="module")
 def outputs(corpus: tuple[Path, list[Planted]]) -> dict[str, str]:
     """Every CLI surface, run once against the corpus: surface name -> all it printed."""
@@ -66,15 +76,24 @@ def outputs(corpus: tuple[Path, list[Planted]]) -> dict[str, str]:
     file_args = [a for f in files for a in ("--files", f)]
     out: dict[str, str] = {}
 
-    def run(name: str, *args: str) -> Any:
+    def real(name: str, *args: str) -> Any:
         result = run_cli(*args)
         assert result.returncode == 0, f"{name}: {result.stderr[-2000:]}"
         assert "Traceback" not in result.stderr
         out[name] = _out(result)
         return result
 
-    run("index", "index", str(root), "--json")
-    run("map", "map", "--budget", "20000", *repo)
+    def run(name: str, *args: str) -> Any:
+        code, stdout, stderr = invoke_cli(list(args))
+        assert code in (0, None), f"{name}: {stderr[-2000:]}"
+        assert "Traceback" not in stderr
+        out[name] = f"{stdout}\n{stderr}"
+        return _Result(stdout, stderr)
+
+    real("index", "index", str(root), "--json")
+    real("map", "map", "--budget", "20000", *repo)
+    real("compose_plain_real", "compose", TASKS[2], "--budget", "30000", "--format", "plain",
+         "--explain", *repo)  # fmt: skip
     run("map_json", "map", "--budget", "20000", "--json", *repo)
     decision = ""
     for i, task in enumerate(TASKS):
@@ -121,10 +140,10 @@ def outputs(corpus: tuple[Path, list[Planted]]) -> dict[str, str]:
     run("status_doctor", "doctor", "--json", *repo)
     # an error that echoes a config value back: the value is a token
     (root / "librarian.toml").write_text(f'[workspace]\nignore = "{TYPED}"\n', encoding="utf-8")
-    bad = run_cli("compose", "x", *repo)
+    code, stdout, stderr = invoke_cli(["compose", "x", *repo])
     (root / "librarian.toml").unlink()
-    assert bad.returncode == 3, bad.stderr
-    out["config_error"] = _out(bad)
+    assert code == 3, stderr
+    out["config_error"] = f"{stdout}\n{stderr}"
     return out
 
 
@@ -162,21 +181,24 @@ def test_recall_on_the_planted_corpus_is_total(corpus: tuple[Path, list[Planted]
     assert _report(missed) == []
 
 
-@pytest.mark.parametrize(
-    "surface",
-    [
-        "map", "map_json", "compose_small", "compose_diff", "explain", "explain_json", "replay",
-        *(f"compose_{fmt}_{i}" for fmt in FORMATS for i in range(len(TASKS))),
-        *(f"query_{i}" for i in range(len(TASKS))),
-        *(f"query_text_{i}" for i in range(len(TASKS))),
-        "pack", "pack_reviewer", "handoff", "runs_show", "runs_list", "window", "violation",
-        "violations", "index", "scan", "status_doctor", "config_error",
-    ],
+#: every surface ``outputs`` runs (the map and a compose through a real subprocess)
+SURFACES = (
+    "map", "map_json", "compose_plain_real", "compose_small", "compose_diff", "explain",
+    "explain_json", "replay",
+    *(f"compose_{fmt}_{i}" for fmt in FORMATS for i in range(len(TASKS))),
+    *(f"query_{i}" for i in range(len(TASKS))),
+    *(f"query_text_{i}" for i in range(len(TASKS))),
+    "pack", "pack_reviewer", "handoff", "runs_show", "runs_list", "window", "violation",
+    "violations", "index", "scan", "status_doctor", "config_error",
 )  # fmt: skip
-def test_no_secret_in_cli_output(
-    surface: str, outputs: dict[str, str], corpus: tuple[Path, list[Planted]]
+
+
+def test_no_secret_in_any_cli_output(
+    outputs: dict[str, str], corpus: tuple[Path, list[Planted]]
 ) -> None:
-    assert _report(leaks(outputs[surface], _all(corpus[1]))) == []
+    assert sorted(outputs) == sorted({*SURFACES, "diff_decision", "run_id"})
+    leaked = {s: _report(leaks(outputs[s], _all(corpus[1]))) for s in SURFACES}
+    assert {s: found for s, found in leaked.items() if found} == {}
 
 
 def test_the_surfaces_had_secrets_to_leak(outputs: dict[str, str]) -> None:
