@@ -39,6 +39,8 @@ __all__ = [
     "fail",
     "internal_error",
     "json_mode",
+    "keep_librarians",
+    "open_librarian",
     "out_console",
     "print_json",
     "progress",
@@ -107,6 +109,38 @@ def _gated(text: str) -> str:
     from ..gate import SecretGate
 
     return SecretGate().clean(text, surface="error", kind="message")
+
+
+class _Kept:
+    """``root -> Librarian``, kept between calls by a resident server."""
+
+    libraries: dict[Path, Any] | None = None
+
+
+def keep_librarians() -> None:
+    """Keep one warm ``Librarian`` per repository between calls (resident servers)."""
+    if _Kept.libraries is None:
+        _Kept.libraries = {}
+
+
+def open_librarian(root: Path) -> Any:
+    """The facade for ``root``: a new one, or a resident server's warm one.
+
+    A kept instance is replaced when the repository's config file changed.
+    """
+    from ..api import Librarian
+
+    kept_all = _Kept.libraries
+    if kept_all is None:
+        return Librarian(root)
+    kept = kept_all.get(root)
+    if kept is not None and not kept.config_changed():
+        return kept
+    if kept is not None:
+        kept.close()
+    lib = Librarian(root)
+    kept_all[root] = lib
+    return lib
 
 
 def fail(error: LibrarianError, *, as_json: bool = False) -> typer.Exit:

@@ -29,6 +29,7 @@ from ._common import (
     err_console,
     fail,
     json_mode,
+    open_librarian,
     print_json,
     progress,
     resolve_repo,
@@ -51,9 +52,8 @@ def register(app: typer.Typer) -> None:
 
 
 def _open(repo: Path) -> Librarian:
-    from ..api import Librarian
-
-    return Librarian(resolve_repo(repo))
+    lib: Librarian = open_librarian(resolve_repo(repo))
+    return lib
 
 
 def _verbose_lines(result: ComposeResult, *, reveal: bool) -> list[str]:
@@ -153,6 +153,8 @@ def compose_cmd(  # noqa: PLR0917 - typer maps each option to a parameter
     err = err_console()
     for warning in result.warnings:
         err.print(f"warning: {warning}", markup=False, highlight=False)
+    for d in result.degraded:  # said once, on stderr; --format json carries "degraded"
+        err.print(f"note: {d.detail}", markup=False, highlight=False)
     if explain or dry_run:
         err.print(result.explain_text(), markup=False, highlight=False)
     if verbose or dry_run or (explain and reveal):

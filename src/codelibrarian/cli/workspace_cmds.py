@@ -79,7 +79,7 @@ def init_cmd(
 def doctor_cmd(
     repo: Path = REPO_OPTION, as_json: bool = JSON_OPTION, fmt: str | None = FORMAT_OPTION
 ) -> None:
-    """Check Python, packages, tokenizers, grammars, SQLite, config, git and state."""
+    """Check Python, packages, tokenizers, grammars, SQLite, config, git, state and index."""
     as_json = json_mode(as_json, fmt)
     from ..api import doctor
 
@@ -142,6 +142,20 @@ def _print_doctor(root: Path, report: DoctorReport) -> None:
             f"{cache['max_bytes'] // mib} MiB; decisions {dec['files']} files, "
             f"{dec['bytes'] / mib:.1f} of {dec['max_bytes'] // mib} MiB, kept "
             f"{dec['max_age_days']} days"
+        )
+    ix = sec["index"]
+    if not ix["exists"]:
+        out.print("Index        none yet (built on first use)")
+    elif ix.get("integrity") == "ok":
+        parsed = f", {ix['parsed']}/{ix['files']} files parsed" if "files" in ix else ""
+        out.print(f"Index        integrity ok{parsed}")
+    else:
+        out.print("Index        DAMAGED (see below)")
+    pc = ix.get("parse_cache")
+    if pc:
+        out.print(
+            f"Parse cache  {pc['path']} ({pc['entries']} entries, "
+            f"{pc['bytes'] // 1048576} of {pc['max_bytes'] // 1048576} MiB)"
         )
     if not report.problems:
         out.print("All checks passed.")

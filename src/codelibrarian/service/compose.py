@@ -166,7 +166,9 @@ class ComposeService:
         model = model or config.compose.model
         now = now_or(as_of)
         explicit = self.ws.resolve_files(files)
-        self.ws.ensure_index(refresh=refresh, progress=progress)
+        readiness = self.ws.ensure_index(
+            refresh=refresh, progress=progress, task=task, files=explicit
+        )
         warnings = list(self.ws.file_warnings(explicit, self.ws.open_store()))
         if not is_known_model(model):
             encoding, factor = encoding_for_model(model)
@@ -193,7 +195,7 @@ class ComposeService:
             model=model,
             agent_role=agent_role,
         )
-        return self.compose_trigger(
+        result = self.compose_trigger(
             trigger,
             total=total,
             fmt=fmt,
@@ -203,6 +205,8 @@ class ComposeService:
             warnings=tuple(warnings),
             intake=tuple(intake.decisions),
         )
+        degraded = readiness.degradations()
+        return replace(result, degraded=degraded) if degraded else result
 
     def gather(self, trigger: Trigger, total: int) -> Gathered:
         """Every source's candidates for ``trigger`` under ``total`` tokens."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from ..errors import LibrarianError, UsageError
+from ..errors import LibrarianError, UnverifiedByTrace, UsageError
 from ..gate import RedactionLog
 from ..workspace.files import read_text
 from .workspace import WorkspaceSession, check_text, now_or
@@ -116,8 +116,9 @@ def run_query(
     # the intent is echoed (query id, terms, reasons) and may go to an LLM provider
     intent = ws.gate.clean(check_text(intent, "intent"), surface="query", kind="intent", log=log)
     store = None
+    degraded: tuple[UnverifiedByTrace, ...] = ()
     if build:
-        ws.ensure_index(refresh=refresh)
+        degraded = ws.ensure_index(refresh=refresh, task=intent).degradations()
         store = ws.open_store()
     features = FEATURES if semantic else DEFAULT_FEATURES
     completer, _why = resolve_llm(ws.root, discover=llm)
@@ -136,6 +137,8 @@ def run_query(
     if result.response is not None and result.response.summary:
         summary = ws.gate.clean(result.response.summary, surface="query", kind="summary", log=log)
         result = replace(result, response=replace(result.response, summary=summary))
+    if degraded:  # recorded with the pipeline's own degradations (P23)
+        result = replace(result, traces=result.traces + degraded)
     snippets = _snippets(ws, result, log) if with_code else ()
     ws.save_scans()
     return QueryResult(result, snippets, log.summary())

@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from ..composer import Explanation
 from ..config import LANES
+from ..errors import UnverifiedByTrace
 from ..explain_view import render_terminal
 from ..gate import GateDecision
 from ..policy_engine import Redaction
@@ -95,6 +96,8 @@ class ComposeResult:
     warnings: tuple[str, ...] = ()
     #: redactions of the task and diff as they came in, and of the rendered text
     intake_redactions: tuple[GateDecision, ...] = ()
+    #: what was not available (P23): a partial index, an index rebuilt on the way
+    degraded: tuple[UnverifiedByTrace, ...] = ()
 
     @property
     def files(self) -> tuple[str, ...]:
@@ -138,6 +141,7 @@ class ComposeResult:
             "intake_redactions": [d.to_dict() for d in self.intake_redactions],
             "warnings": list(self.warnings),
             "vitals": self.vitals.to_dict(),
+            "degraded": [d.to_dict() for d in self.degraded],
             "text": self.text,
         }
 
