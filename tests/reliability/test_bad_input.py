@@ -88,22 +88,6 @@ def test_as_of_out_of_range_is_a_usage_error(repo: Path, as_of: str) -> None:
     _clean(result, 2)
 
 
-def test_corrupted_index_is_not_a_traceback(repo: Path) -> None:
-    assert run_cli("index", str(repo)).returncode == 0
-    db = repo / ".librarian" / "index.db"
-    data = bytearray(db.read_bytes())
-    middle = len(data) // 2
-    data[middle : middle + 4096] = os.urandom(min(4096, len(data) - middle))
-    db.write_bytes(bytes(data))
-    for args in (("index", str(repo)), ("compose", "apply discount", "-C", str(repo))):
-        result = run_cli(*args)
-        assert "Traceback" not in result.stderr, result.stderr
-        # repaired (the index is derived data) or reported as index_corrupt (exit 5)
-        assert result.returncode in (0, 5), result.stderr
-        if result.returncode == 5:
-            assert "index" in result.stderr and "librarian index" in result.stderr
-
-
 def test_state_folder_that_is_a_file(repo: Path) -> None:
     (repo / ".librarian").write_text("not a folder\n", encoding="utf-8")
     for args in (("index", str(repo)), ("compose", "x", "-C", str(repo))):

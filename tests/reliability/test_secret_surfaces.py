@@ -51,7 +51,7 @@ def _typed() -> Planted:
 
 
 @pytest.fixture(scope="module")
-def corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Planted]]:
+def secret_corpus(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Planted]]:
     warm_tokenizers()
     root = tmp_path_factory.mktemp("corpus") / "shop"
     planted = build(root)
@@ -68,9 +68,9 @@ class _Result:
 
 
 @pytest.fixture(scope="module")
-def outputs(corpus: tuple[Path, list[Planted]]) -> dict[str, str]:
+def outputs(secret_corpus: tuple[Path, list[Planted]]) -> dict[str, str]:
     """Every CLI surface, run once against the corpus: surface name -> all it printed."""
-    root, planted = corpus
+    root, planted = secret_corpus
     repo = ("-C", str(root))
     files = sorted({p.path for p in planted if not p.path.startswith("(")})
     file_args = [a for f in files for a in ("--files", f)]
@@ -155,8 +155,8 @@ def _all(planted: list[Planted]) -> list[Planted]:
     return [*planted, _typed()]
 
 
-def test_the_corpus_is_what_it_claims(corpus: tuple[Path, list[Planted]]) -> None:
-    root, planted = corpus
+def test_the_corpus_is_what_it_claims(secret_corpus: tuple[Path, list[Planted]]) -> None:
+    root, planted = secret_corpus
     assert len(planted) >= 76
     assert len({p.path for p in planted}) >= 30
     kinds = {p.kind for p in planted}
@@ -170,9 +170,9 @@ def test_the_corpus_is_what_it_claims(corpus: tuple[Path, list[Planted]]) -> Non
         assert all(f in text for f in p.fragments), (p.kind, p.path)
 
 
-def test_recall_on_the_planted_corpus_is_total(corpus: tuple[Path, list[Planted]]) -> None:
+def test_recall_on_the_planted_corpus_is_total(secret_corpus: tuple[Path, list[Planted]]) -> None:
     """Every planted secret is found in its own file: redacting the file hides all of it."""
-    root, planted = corpus
+    root, planted = secret_corpus
     missed = []
     for path in sorted({p.path for p in planted}):
         text = (root / path).read_text(encoding="utf-8")
@@ -194,10 +194,10 @@ SURFACES = (
 
 
 def test_no_secret_in_any_cli_output(
-    outputs: dict[str, str], corpus: tuple[Path, list[Planted]]
+    outputs: dict[str, str], secret_corpus: tuple[Path, list[Planted]]
 ) -> None:
     assert sorted(outputs) == sorted({*SURFACES, "diff_decision", "run_id"})
-    leaked = {s: _report(leaks(outputs[s], _all(corpus[1]))) for s in SURFACES}
+    leaked = {s: _report(leaks(outputs[s], _all(secret_corpus[1]))) for s in SURFACES}
     assert {s: found for s, found in leaked.items() if found} == {}
 
 
@@ -226,11 +226,11 @@ def _first_json_obj(text: str) -> dict[str, Any]:
     return data
 
 
-def test_query_snippets_through_the_facade(corpus: tuple[Path, list[Planted]]) -> None:
+def test_query_snippets_through_the_facade(secret_corpus: tuple[Path, list[Planted]]) -> None:
     """The code of every cited chunk (``with_code``), whole-file aware."""
     from codelibrarian.api import Librarian
 
-    root, planted = corpus
+    root, planted = secret_corpus
     with Librarian(root) as lib:
         texts = []
         spans = 0
@@ -243,9 +243,9 @@ def test_query_snippets_through_the_facade(corpus: tuple[Path, list[Planted]]) -
 
 
 def test_state_folder_holds_no_secret_and_is_private(
-    outputs: dict[str, str], corpus: tuple[Path, list[Planted]]
+    outputs: dict[str, str], secret_corpus: tuple[Path, list[Planted]]
 ) -> None:
-    root, planted = corpus
+    root, planted = secret_corpus
     state = root / ".librarian"
     assert outputs  # every surface has run and written what it writes
     checked = 0
@@ -275,9 +275,11 @@ def _server_env() -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def mcp_outputs(corpus: tuple[Path, list[Planted]], outputs: dict[str, str]) -> dict[str, str]:
+def mcp_outputs(
+    secret_corpus: tuple[Path, list[Planted]], outputs: dict[str, str]
+) -> dict[str, str]:
     """Every tool and resource through the SDK's client over stdio: name -> text."""
-    root, _ = corpus
+    root, _ = secret_corpus
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "codelibrarian", "serve", "--repo", str(root)],
@@ -339,9 +341,9 @@ def mcp_outputs(corpus: tuple[Path, list[Planted]], outputs: dict[str, str]) -> 
 
 
 def test_no_secret_in_mcp_tools_and_resources(
-    mcp_outputs: dict[str, str], corpus: tuple[Path, list[Planted]]
+    mcp_outputs: dict[str, str], secret_corpus: tuple[Path, list[Planted]]
 ) -> None:
-    planted = _all(corpus[1])
+    planted = _all(secret_corpus[1])
     leaked = {name: _report(leaks(text, planted)) for name, text in mcp_outputs.items()}
     assert {name: found for name, found in leaked.items() if found} == {}
     assert any("handoff" in name for name in mcp_outputs)  # the CLI's handoff is served too

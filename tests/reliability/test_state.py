@@ -153,3 +153,25 @@ def test_old_decisions_are_evicted_by_age(repo: Path) -> None:
         with pytest.raises(KeyError):
             lib.explain(old.decision_id)
         assert lib.explain(str(new.decision_id))["decision_id"] == new.decision_id
+
+
+def test_a_rebuilt_index_and_the_parse_cache_are_private(repo: Path, tmp_path: Path) -> None:
+    """A damaged index is discarded and made anew: the new files are 0600 like the old
+    (the user's umask would give 0644), and so is the per-user parse cache."""
+    cache = tmp_path / "user-cache"
+    env = {"LIBRARIAN_CACHE_DIR": str(cache)}
+    assert run_cli("index", "--json", cwd=repo, env=env).returncode == 0
+    state = repo / ".librarian"
+    for suffix in ("-wal", "-shm"):
+        (state / f"index.db{suffix}").unlink(missing_ok=True)
+    (state / "index.db").unlink()
+    (state / "index.db").write_bytes(os.urandom(64 * 1024))  # as a user's tool would: 0644
+    (state / "index.db").chmod(0o644)
+    result = run_cli("index", "--json", cwd=repo, env=env)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["rebuilt"] is True
+    loose = {rel: f"{m:04o}" for rel, m in _modes(state).items() if m & 0o077}
+    assert loose == {}
+    assert cache.is_dir()
+    loose_cache = {rel: f"{m:04o}" for rel, m in _modes(cache).items() if m & 0o077}
+    assert loose_cache == {}

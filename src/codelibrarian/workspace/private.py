@@ -96,9 +96,11 @@ def private_append(path: Path, text: str, *, sync: bool = False) -> None:
 
 def private_touch(path: Path) -> None:
     """Create ``path`` empty and private when it does not exist (SQLite then gives its
-    journal, WAL and shared-memory files the same mode)."""
+    journal, WAL and shared-memory files the same mode). An existing parent folder is
+    left as it is: ``State.ensure`` tightens a loose state folder with all it holds."""
     path = Path(path)
-    private_dir(path.parent)
+    if not path.parent.is_dir():
+        private_dir(path.parent)
     with contextlib.suppress(FileExistsError):
         os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, FILE_MODE))
     _tighten(path, FILE_MODE)
