@@ -20,6 +20,7 @@ import json
 import os
 import stat
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -348,3 +349,51 @@ def test_no_secret_in_mcp_tools_and_resources(
     assert {name: found for name, found in leaked.items() if found} == {}
     assert any("handoff" in name for name in mcp_outputs)  # the CLI's handoff is served too
     assert sum(text.count("[REDACTED:") for text in mcp_outputs.values()) >= 20
+
+
+# ------------------------------------------------------------- resident server
+
+
+def test_no_secret_through_the_resident_server(
+    outputs: dict[str, str], secret_corpus: tuple[Path, list[Planted]]
+) -> None:
+    """Calls a resident server answers (``serve --daemon``) pass the same gate: the
+    answers equal the in-process ones and carry no secret, errors included."""
+    from codelibrarian.cli.resident import request, socket_path
+
+    root, planted = secret_corpus
+    env = {"LIBRARIAN_NO_RESIDENT": ""}
+    started = run_cli("serve", "--daemon", "--json", cwd=root, env=env)
+    assert started.returncode == 0, started.stderr
+    try:
+        served = int(request(root, {"op": "ping"}, timeout=10)["served"])
+        texts: list[str] = []
+        calls = [
+            ("compose", TASKS[0], "--budget", "30000", "--format", "json", "--explain"),
+            ("compose", TASKS[1], "--budget", "30000", "--format", "plain"),
+            ("query", TASKS[2], "--json"),
+            ("map", "--budget", "20000", "--json"),
+        ]
+        for args in calls:
+            result = run_cli(*args, "--as-of", str(AS_OF), cwd=root, env=env) if args[0] in (
+                "compose", "query") else run_cli(*args, cwd=root, env=env)  # fmt: skip
+            assert result.returncode == 0, (args, result.stderr)
+            assert "Traceback" not in result.stderr
+            texts.append(_out(result))
+        # a config error echoing a token back, answered by the server
+        (root / "librarian.toml").write_text(f'[workspace]\nignore = "{TYPED}"\n', encoding="utf-8")
+        try:
+            bad = run_cli("compose", "x", cwd=root, env=env)
+        finally:
+            (root / "librarian.toml").unlink()
+        assert bad.returncode == 3, bad.stderr
+        texts.append(_out(bad))
+        assert int(request(root, {"op": "ping"}, timeout=10)["served"]) == served + len(calls) + 1
+        assert _report(leaks("\n".join(texts), _all(planted))) == []
+        assert "[REDACTED:" in texts[0]  # it had secrets to leak
+    finally:
+        run_cli("serve", "--stop", cwd=root, env=env)
+    deadline = time.monotonic() + 10
+    while socket_path(root).exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not socket_path(root).exists()

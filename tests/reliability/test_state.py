@@ -175,3 +175,21 @@ def test_a_rebuilt_index_and_the_parse_cache_are_private(repo: Path, tmp_path: P
     assert cache.is_dir()
     loose_cache = {rel: f"{m:04o}" for rel, m in _modes(cache).items() if m & 0o077}
     assert loose_cache == {}
+
+
+def test_an_index_seeded_from_a_sibling_checkout_is_private_and_leaves_nothing(
+    repo: Path, tmp_path: Path
+) -> None:
+    """A second checkout's index is copied from the first's: the copy is 0600 from the
+    start and its temporary files do not stay behind."""
+    env = {"LIBRARIAN_CACHE_DIR": str(tmp_path / "user-cache")}
+    assert run_cli("index", "--json", cwd=repo, env=env).returncode == 0
+    second = tmp_path / "second"
+    git(repo, "clone", "-q", str(repo), str(second))
+    result = run_cli("index", "--json", cwd=second, env=env)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["seeded"] is True, result.stdout
+    state = second / ".librarian"
+    assert sorted(p.name for p in state.glob(".index.db.seed*")) == []
+    loose = {rel: f"{m:04o}" for rel, m in _modes(state).items() if m & 0o077}
+    assert loose == {}
