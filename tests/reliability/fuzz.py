@@ -271,7 +271,8 @@ def cli_cases(rng: random.Random, n: int, root: Path, decision: str) -> Iterator
         cmd = rng.choice(
             ["compose"] * 6 + ["map"] * 2 + ["query"] * 2
             + ["explain", "replay", "pack", "handoff", "runs", "violations", "vitals", "window",
-               "tokens", "scan", "index", "doctor", "init", "bogus"]
+               "tokens", "scan", "index", "doctor", "init", "bogus", "techniques", "patterns",
+               "lcl", "presets"]
         )  # fmt: skip
         args: list[str] = [cmd]
         opts: list[tuple[str, Any]] = []
@@ -338,6 +339,32 @@ def cli_cases(rng: random.Random, n: int, root: Path, decision: str) -> Iterator
                 ("--top", _int),
                 ("--json", None),
             ]
+        elif cmd in ("techniques", "patterns"):
+            args.append(rng.choice(["list", "show", "nope"]))
+            if args[-1] == "show":
+                args.append(rng.choice(["tp_change_impact", "tc_root_cause_recovery",
+                                        "pattern_bug_investigation", "nope", "../x", ""]))  # fmt: skip
+            opts = [("--kind", lambda r: r.choice(["primitives", "operators", "compositions",
+                                                   "templates", "nope"])),
+                    ("--json", None), ("--format", lambda r: r.choice(["json", "text", "yaml"]))]  # fmt: skip
+        elif cmd in ("lcl", "presets"):
+            target = lambda r: r.choice(["preset_security_review", "nope", str(side / "garbage.bin"),  # noqa: E731
+                                         str(root / "README.md"), "/nonexistent.lcl", str(side)])  # fmt: skip
+            sub = rng.choice(
+                ["check", "compile", "facts"] if cmd == "lcl" else ["list", "show", "save"]
+            )
+            args.append(sub)
+            if sub in ("check", "compile", "show", "save"):
+                args.append(
+                    target(rng) if sub != "show" else rng.choice(["x", "preset_security_review"])
+                )
+            if sub == "save":
+                args.append(target(rng))
+            opts = [("--task", _text), ("--base", lambda r: r.choice(["HEAD", "nope"])),
+                    ("--diff", lambda r: r.choice([str(side / "change.diff"), str(side / "garbage.bin"), "/nonexistent"])),
+                    ("--facts", None), ("--name", lambda r: r.choice(["a", ""])), ("--json", None)]  # fmt: skip
+            if sub in ("check", "list"):
+                opts = [("--json", None)]
         else:
             opts = [("--json", None), ("--format", lambda r: r.choice(["json", "text", "yaml"]))]
         for name, gen in rng.sample(opts, rng.randrange(0, len(opts) + 1)) if opts else []:
@@ -346,7 +373,8 @@ def cli_cases(rng: random.Random, n: int, root: Path, decision: str) -> Iterator
                 args.append(gen(rng))
         if rng.random() < 0.03:
             args.insert(rng.randrange(1, len(args) + 1), "--no-such-option")
-        if cmd not in ("index",):
+        # the technique library needs no repository: those commands take no -C
+        if cmd not in ("index", "techniques", "patterns") and args[1:2] != ["check"]:
             args += ["-C", str(root)]
         yield args
 

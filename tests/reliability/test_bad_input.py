@@ -273,3 +273,13 @@ def test_json_and_format_json_are_accepted_everywhere(
     bad = run_cli("map", "--format", "yaml", cwd=repo)
     _clean(bad, 2)
     assert "--format text or --format json" in bad.stderr
+
+
+@pytest.mark.parametrize("sub", ["check", "compile"])
+def test_a_binary_lcl_program_file_is_a_usage_error(repo: Path, sub: str) -> None:
+    garbage = repo.parent / "garbage.toml"
+    garbage.write_bytes(bytes(range(256)) * 4)
+    code, out, err = invoke_cli(["lcl", sub, str(garbage), "--json"])
+    assert "Traceback" not in err
+    assert code == 2, out + err
+    assert "utf-8" in json.loads(out)["message"].lower()

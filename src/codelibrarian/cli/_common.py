@@ -44,6 +44,7 @@ __all__ = [
     "out_console",
     "print_json",
     "progress",
+    "read_input",
     "resolve_repo",
     "wants_json",
 ]
@@ -77,6 +78,26 @@ def wants_json(argv: list[str]) -> bool:
         if arg == "--format" and i + 1 < len(argv) and argv[i + 1] == "json":
             return True
     return False
+
+
+def read_input(path: Path, what: str, *, lenient: bool = False, stdin: bool = True) -> str:
+    """The text of a file the user named (``-`` is stdin when ``stdin``). A file that
+    cannot be read, or (unless ``lenient``: bad bytes become U+FFFD) is not UTF-8, is
+    a usage error."""
+    try:
+        if stdin and str(path) == "-":
+            return sys.stdin.read()
+        data = path.read_bytes()
+    except OSError as exc:
+        raise UsageError(
+            f"cannot read the {what} {path}: {exc.strerror or exc}", hint="Check the path."
+        ) from None
+    try:
+        return data.decode("utf-8", errors="replace" if lenient else "strict")
+    except UnicodeDecodeError as exc:
+        raise UsageError(
+            f"the {what} {path} is not UTF-8 text (byte {exc.start})", hint="Pass a text file."
+        ) from None
 
 
 def out_console() -> Console:

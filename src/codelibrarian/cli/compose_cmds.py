@@ -32,6 +32,7 @@ from ._common import (
     open_librarian,
     print_json,
     progress,
+    read_input,
     resolve_repo,
 )
 
@@ -120,10 +121,8 @@ def compose_cmd(  # noqa: PLR0917 - typer maps each option to a parameter
             _check_output(output)
         diff_text = None
         if diff is not None:
-            try:
-                diff_text = diff.read_text(encoding="utf-8", errors="replace")
-            except OSError as exc:
-                raise UsageError(f"cannot read {diff}: {exc.strerror}") from None
+            # not stdin: a resident server answering this call has no terminal of its own
+            diff_text = read_input(diff, "diff", lenient=True, stdin=False)
         lib = _open(repo)
         now = int(time.time()) if as_of is None else as_of
         with progress("indexing", None) as bar:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from ..errors import UsageError
 from ._common import (
     FORMAT_OPTION,
     JSON_OPTION,
@@ -28,6 +29,7 @@ from ._common import (
     json_mode,
     out_console,
     print_json,
+    read_input,
     resolve_repo,
 )
 
@@ -50,13 +52,9 @@ def _librarian(repo: Path) -> Librarian:
 
 
 def _diff_text(diff: Path | None) -> str | None:
-    import sys
-
     if diff is None:
         return None
-    if str(diff) == "-":
-        return sys.stdin.read()
-    return diff.read_text(encoding="utf-8")
+    return read_input(diff, "diff", lenient=True)
 
 
 def _print_diagnostics(diags: tuple[Diagnostic, ...] | list[Diagnostic]) -> None:
@@ -150,7 +148,7 @@ def register(app: typer.Typer) -> None:
             from ..errors import NotFound
 
             raise NotFound(f"no file {file}", hint="Check the path.")
-        programs, diags = programs_from_text(file.read_text(encoding="utf-8"), str(file))
+        programs, diags = programs_from_text(read_input(file, "program file"), str(file))
         all_diags = list(diags)
         results = []
         for program in programs:
@@ -208,9 +206,13 @@ def register(app: typer.Typer) -> None:
         program = _resolve(lib, target, name)
         env: Any = None
         if facts_file is not None:
-            env = facts_from_mapping(
-                json.loads(facts_file.read_text(encoding="utf-8")), source=str(facts_file)
-            )
+            try:
+                raw_facts = json.loads(read_input(facts_file, "facts file"))
+            except ValueError as exc:
+                raise UsageError(
+                    f"the facts file {facts_file} is not JSON: {exc}", hint="Pass a JSON object."
+                ) from None
+            env = facts_from_mapping(raw_facts, source=str(facts_file))
             if task:
                 env = env.with_intent(task)
         elif facts:
