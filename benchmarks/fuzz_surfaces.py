@@ -113,6 +113,8 @@ def main() -> int:
     totals: Counter[str] = Counter()
     with tempfile.TemporaryDirectory(prefix="librarian-fuzz-") as tmp:
         base = Path(tmp)
+        # the per-user parse cache of these runs stays in the temporary folder
+        os.environ["LIBRARIAN_CACHE_DIR"] = str(base / "user-cache")
         for name, run, n in (
             ("config", fuzz_configs, args.configs),
             ("cli", fuzz_cli, args.cli),

@@ -137,8 +137,17 @@ def _path(rng: random.Random, root: Path) -> str:
 _KEYS = {
     "budget": ["total_tokens"],
     "budget.lanes.local": ["min", "max", "priority"],
-    "workspace": ["max_file_bytes", "ignore"],
-    "index": ["chunk_max_tokens", "cochange_commits", "cochange_max_files", "workers"],
+    "workspace": ["max_file_bytes", "ignore", "skip", "max_line_chars"],
+    "index": [
+        "chunk_max_tokens",
+        "cochange_commits",
+        "cochange_max_files",
+        "workers",
+        "lock_timeout",
+        "first_files",
+        "background",
+    ],
+    "cache": ["dir", "max_mb"],
     "policy": [
         "constraint_docs",
         "danger_zones",
@@ -188,6 +197,15 @@ _VALID: dict[str, Any] = {
     "cochange_commits": lambda r: str(r.randrange(0, 500)),
     "cochange_max_files": lambda r: str(r.randrange(2, 60)),
     "workers": lambda r: str(r.randrange(0, 5)),
+    "skip": lambda r: r.choice(
+        ["[]", '["vendored"]', '["minified", "long_lines"]', '["generated"]']
+    ),
+    "max_line_chars": lambda r: str(r.randrange(200, 20_000)),
+    "lock_timeout": lambda r: str(r.randrange(0, 30)),
+    "first_files": lambda r: str(r.choice([0, 1, 2, 200])),
+    "background": lambda r: "false",  # no background runs outliving a fuzz case
+    "dir": lambda r: r.choice(['""', '"fuzz-cache"']),
+    "max_mb": lambda r: str(r.randrange(0, 64)),
     "protected": lambda r: r.choice(["true", "false"]),
     "scan_secrets": lambda r: r.choice(["true", "false"]),
     "model": lambda r: r.choice(['"gpt-4o"', '"claude-sonnet-4-5"', '"llama3"', '"frobnicator"']),
