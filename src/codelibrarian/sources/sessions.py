@@ -11,12 +11,12 @@ Times are given by the caller (epoch seconds). Files are append-only.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
+from ..workspace.private import private_append
 
 __all__ = [
     "Learning",
@@ -71,20 +71,15 @@ class Learning:
 
 
 def _append(path: Path, record: dict[str, Any]) -> int:
-    path.parent.mkdir(parents=True, exist_ok=True)
     count = len(path.read_text(encoding="utf-8").splitlines()) if path.exists() else 0
     _append_many(path, [record])
     return count + 1
 
 
 def _append_many(path: Path, records: list[dict[str, Any]]) -> None:
-    """Append ``records`` with one write and one fsync."""
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Append ``records`` with one write and one fsync (the file private, mode 0600)."""
     text = "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in records)
-    with open(path, "a", encoding="utf-8") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
+    private_append(path, text, sync=True)
 
 
 def _records(path: Path) -> list[tuple[int, dict[str, Any]]]:
