@@ -53,6 +53,9 @@ from .tokens import get_tokenizer
 from .vitals import StatusRecord, VitalsSnapshot, measure, record_status
 
 if TYPE_CHECKING:
+    from .execution.report import RunVerification, RunView
+    from .execution.service import ExecutionService
+    from .execution.store import TraceLoad
     from .index.indexer import UpdateResult
     from .packs.runs import RunSummary
     from .packs.service import HandoffResult, PackResult, RunDetail
@@ -164,6 +167,7 @@ class Librarian:
     def __init__(self, repo_path: str | os.PathLike[str], config: Config | None = None) -> None:
         self._ws = WorkspaceSession(repo_path, config)
         self._composer = ComposeService(self._ws)
+        self._execution: ExecutionService | None = None
         self.root = self._ws.root
         self.config = self._ws.config
         self.state = self._ws.state
@@ -613,3 +617,80 @@ class Librarian:
         from .service.techniques import preset_store
 
         return preset_store(self._ws)
+
+    # ---------------------------------------------------------- workflow runs
+
+    def _runs(self) -> ExecutionService:
+        if self._execution is None:
+            from .execution.service import ExecutionService
+
+            self._execution = ExecutionService(self._ws, self._composer)
+        return self._execution
+
+    def run_start(
+        self,
+        source: str,
+        task: str,
+        *,
+        provider: str | None = None,
+        approve: bool = False,
+        pattern_id: str | None = None,
+        intent_action: str | None = None,
+        intent_domain: str | None = None,
+    ) -> RunView:
+        """Start a workflow run of ``source`` (a program file, a composition id or a
+        preset name) for ``task``, and work it until it needs the calling agent, a
+        human or (with a ``provider``) until it ends. Agent steps are handed to the
+        caller (``run_next``) unless a ``provider`` works them. See docs/execution.md."""
+        return self._runs().start(
+            source,
+            task,
+            provider=provider,
+            agent=provider is None,
+            approve=approve,
+            pattern_id=pattern_id,
+            intent_action=intent_action,
+            intent_domain=intent_domain,
+        )
+
+    def run_next(self, run_id: str) -> tuple[RunView, list[dict[str, Any]]]:
+        """The run's status and the handouts of the steps waiting for the agent
+        (instructions, input, output schema and the step's own context pack)."""
+        return self._runs().next(run_id)
+
+    def run_submit(self, run_id: str, step_id: str, output: Any) -> RunView:
+        """Record the agent's output (a JSON object) for a handed-out step: its
+        contract is checked, the run goes on, and the new status is returned."""
+        return self._runs().submit(run_id, step_id, output)
+
+    def run_status(self, run_id: str) -> RunView:
+        """Where a workflow run stands (read from its ledger; nothing is written)."""
+        return self._runs().status(run_id)
+
+    def run_show(self, run_id: str) -> dict[str, Any]:
+        """The run's status and trace tree: every node's outcome, timings and decisions."""
+        return self._runs().show(run_id)
+
+    def run_resume(self, run_id: str) -> RunView:
+        """Continue a run after a crash or a restart; finished steps are never repeated."""
+        return self._runs().resume(run_id)
+
+    def run_approve(self, run_id: str, note: str | None = None) -> RunView:
+        """Approve what a run waits on (an escalated vote, a checkpoint) and go on."""
+        return self._runs().decide(run_id, approved=True, note=note)
+
+    def run_reject(self, run_id: str, note: str | None = None) -> RunView:
+        """Reject what a run waits on (the vote fails; a checkpoint ends the run)."""
+        return self._runs().decide(run_id, approved=False, note=note)
+
+    def run_verify(self, run_id: str) -> RunVerification:
+        """Check a run's hash chain and its stored outputs against their digests."""
+        return self._runs().verify(run_id)
+
+    def run_ledger(self, run_id: str) -> str:
+        """The run's ledger (JSON Lines: ids, kinds, counts and told times)."""
+        return self._runs().ledger_text(run_id)
+
+    def traces(self) -> TraceLoad:
+        """Every workflow run as a trace (for planning), runs with broken chains skipped."""
+        return self._runs().traces()

@@ -239,6 +239,25 @@ class ComposeConfig(_Strict):
     format: Literal["markdown", "xml", "json", "plain"] = "markdown"
 
 
+class ModelProfileConfig(_Strict):
+    """What a model can do, for models the built-in capability table does not know
+    (``[[execution.models]]``; see docs/execution.md)."""
+
+    provider: str = Field(min_length=1)
+    model: str = Field(min_length=1)
+    capabilities: list[str] = Field(default_factory=list)
+    levels: dict[str, str] = Field(default_factory=dict)
+    context_window: int = Field(default=8192, gt=0)
+    latency_ms: int = Field(default=3000, gt=0)
+
+
+class ExecutionConfig(_Strict):
+    #: the provider that works agent steps of ``runs start --provider`` by default
+    provider: str | None = None
+    #: capability profiles of local models (matched against each step's requirements)
+    models: list[ModelProfileConfig] = Field(default_factory=list)
+
+
 class StateConfig(_Strict):
     """Caps on ``.librarian/`` (see ``persist/bounds.py``); ``doctor`` reports usage."""
 
@@ -267,6 +286,7 @@ class Config(_Strict):
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
     rules: RulesConfig = Field(default_factory=RulesConfig)
     compose: ComposeConfig = Field(default_factory=ComposeConfig)
+    execution: ExecutionConfig = Field(default_factory=ExecutionConfig)
     state: StateConfig = Field(default_factory=StateConfig)
     #: LCL programs by name (``[presets.<name>]``); checked by ``techniques.lcl`` when used,
     #: so one bad preset does not stop every other command

@@ -18,6 +18,7 @@ what was wrong, where, and the next step.
      │    └── ProviderCallFailed             one request failed (kind, retryable)
      ├── StageFailed                         a query pipeline stage failed
      ├── PackValidationError   (ValueError)  an LCP / handoff file fails its schema
+     ├── RunStateError                       a workflow run's ledger cannot be trusted or replayed
      └── NotFound              (KeyError)    a decision, run or pack id is unknown
 """
 
@@ -39,6 +40,7 @@ __all__ = [
     "ProviderCallFailed",
     "ProviderError",
     "ProviderUnavailable",
+    "RunStateError",
     "StageFailed",
     "UnverifiedByTrace",
     "UsageError",
@@ -190,6 +192,12 @@ class PackValidationError(LibrarianError, ValueError):
     code = "pack_invalid"
 
 
+class RunStateError(LibrarianError):
+    """A workflow run's ledger does not verify, or replaying it does not reproduce it."""
+
+    code = "run_state"
+
+
 class NotFound(LibrarianError, KeyError):
     code = "not_found"
 
@@ -210,6 +218,7 @@ EXIT_CODES: dict[type[LibrarianError], int] = {
     PackValidationError: 9,
     NotFound: 10,
     IndexBusy: 11,
+    RunStateError: 12,
 }
 
 

@@ -34,10 +34,16 @@ TOOLS = {
     "build_context_pack",
     "explain_decision",
     "index_status",
+    "run_start",
+    "run_next",
+    "run_submit",
+    "run_status",
 }
 TEMPLATES = {
     "resources://runs/{id}/context/{agent}.lcp.json",
     "resources://runs/{id}/handoff/{name}.json",
+    "resources://runs/{id}/ledger.jsonl",
+    "resources://runs/{id}/steps/{dispatch}/context.md",
 }
 TASK = "add a post method with retry backoff to HttpClient"
 #: a hand-written run artifact, so resources are tested whether or not packs exist yet
@@ -252,7 +258,7 @@ def run(request: pytest.FixtureRequest) -> dict[str, Any]:
 # ------------------------------------------------------------------ listing
 
 
-def test_lists_the_five_tools_with_json_schemas(run: dict[str, Any]) -> None:
+def test_lists_the_tools_with_json_schemas(run: dict[str, Any]) -> None:
     tools = run["tools"]
     assert set(tools) == TOOLS
     for name, tool in tools.items():

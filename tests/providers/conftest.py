@@ -139,6 +139,7 @@ class ModelServer:
     def __init__(self, routes: dict[tuple[str, str], Route]) -> None:
         self.routes = routes
         self.requests: list[tuple[str, str, Any]] = []
+        self._local = threading.local()
         server = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -150,6 +151,7 @@ class ModelServer:
                 except ValueError:
                     body = raw
                 server.requests.append((method, self.path, body))
+                server._local.headers = self.headers
                 route = server.routes.get((method, self.path))
                 if route is None:
                     status, payload, delay = 404, {"error": "not found"}, 0.0
@@ -189,6 +191,10 @@ class ModelServer:
             target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )
         self.thread.start()
+
+    def header(self, name: str) -> str:
+        """A header of the request this thread is answering (for a route to read)."""
+        return str(self._local.headers.get(name) or "")
 
     def close(self) -> None:
         self.httpd.shutdown()

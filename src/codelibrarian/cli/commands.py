@@ -30,7 +30,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("providers", "providers_cmds", "Discover LLM providers, check them, and qualify models."),
     ("violations", "compose_cmds", "Record and list violations (the policy lane brings them back)."),
     ("vitals", "compose_cmds", "Workspace vitals: pressure, pulse, oxygen."),
-    ("runs", "pack_cmds", "Runs: their packs, handoffs and journal."),
+    ("runs", "pack_cmds", "Runs: workflow runs, their packs, handoffs and journal."),
     ("techniques", "techniques_cmds", "Browse the technique library: primitives, operators, compositions, templates."),
     ("patterns", "techniques_cmds", "Browse the pattern catalog: when to use which techniques, and how."),
     ("lcl", "lcl_cmds", "Check and compile LCL programs (the Librarian Configuration Language)."),
@@ -46,7 +46,7 @@ MODULES: tuple[str, ...] = (
     "compose_cmds",  # compose, explain, replay, violations, vitals
     "query_cmds",  # query
     "index_cmds",  # index, map
-    "pack_cmds",  # pack, handoff, runs list | show
+    "pack_cmds",  # pack, handoff, runs list | show (+ workflow_cmds: runs start | next | ...)
     "techniques_cmds",  # techniques list | show, patterns list | show
     "lcl_cmds",  # lcl check | compile | facts, presets list | show | save
     "serve_cmds",  # serve (MCP server)

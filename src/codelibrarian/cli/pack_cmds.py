@@ -32,13 +32,19 @@ from ._common import (
 if TYPE_CHECKING:  # the facade pulls in the index and composer: import it on use
     from ..api import Librarian
 
-runs_app = typer.Typer(help="Runs: their packs, handoffs and journal.", no_args_is_help=True)
+runs_app = typer.Typer(
+    help="Runs: workflow runs, their packs, handoffs and journal.", no_args_is_help=True
+)
 
 
 def register(app: typer.Typer) -> None:
-    """Register this module's commands on ``app``."""
+    """Register this module's commands on ``app`` (with the workflow commands of the
+    ``runs`` group, which ``workflow_cmds`` defines)."""
+    from . import workflow_cmds
+
     app.command("pack")(pack_cmd)
     app.command("handoff")(handoff_cmd)
+    workflow_cmds.register(app)
     app.add_typer(runs_app, name="runs")
 
 
@@ -172,9 +178,10 @@ def runs_list_cmd(
         print_json({"runs": [r.model_dump() for r in runs]})
         return
     if not runs:
-        _say("no runs yet (start one with `librarian pack --agent A --task ...`)")
+        _say("no runs yet (`librarian runs start COMPOSITION TASK` or `librarian pack ...`)")
     for r in runs:
-        _say(f"{r.run_id}  packs: {', '.join(r.agents) or '-'}  handoffs: {len(r.handoffs)}")
+        flow = f"  {r.composition}: {r.status}" if r.composition else ""
+        _say(f"{r.run_id}{flow}  packs: {', '.join(r.agents) or '-'}  handoffs: {len(r.handoffs)}")
 
 
 @runs_app.command("show")
@@ -184,15 +191,23 @@ def runs_show_cmd(
     fmt: str | None = FORMAT_OPTION,
     repo: Path = REPO_OPTION,
 ) -> None:
-    """Show one run: packs, handoffs and the journal."""
+    """Show one run: a workflow run's trace tree, packs, handoffs and the journal."""
     as_json = json_mode(as_json, fmt)
     try:
-        detail = _open(repo).run(run)
+        lib = _open(repo)
+        with lib:
+            detail = lib.run(run)
+            workflow = lib.run_show(run) if detail.summary.ledger_uri is not None else None
     except LibrarianError as exc:
         raise fail(exc, as_json=as_json) from None
     if as_json:
-        print_json(detail.to_dict())
+        print_json({**detail.to_dict(), **({"workflow": workflow} if workflow else {})})
         return
+    if workflow is not None:
+        from ..run_view import render_run
+
+        out_console().file.write(render_run(workflow, width=out_console().width or 100))
+        _say("")
     _say(f"run {run}")
     for p in detail.packs:
         _say(

@@ -5,7 +5,10 @@ Templates (the agent fills in the run id and the name):
 * ``resources://runs/{id}/context/{agent}.lcp.json`` — the Local Context Pack
   built for one agent of a run (``build_context_pack`` returns this URI);
 * ``resources://runs/{id}/handoff/{name}.json`` — a handoff package of a run;
-  ``name`` is ``<From>→<To>`` (U+2192), percent-encoded or not.
+  ``name`` is ``<From>→<To>`` (U+2192), percent-encoded or not;
+* ``resources://runs/{id}/ledger.jsonl`` — a workflow run's evidence ledger;
+* ``resources://runs/{id}/steps/{dispatch}/context.md`` — the context pack composed
+  for one step of a workflow run (``run_next`` gives its URI).
 
 and one fixed resource, ``resources://runs/index.json``: the runs of this
 workspace with the URIs of their packs and handoffs (ids and names only).
@@ -30,7 +33,9 @@ if TYPE_CHECKING:
 __all__ = [
     "CONTEXT_TEMPLATE",
     "HANDOFF_TEMPLATE",
+    "LEDGER_TEMPLATE",
     "RUNS_INDEX_URI",
+    "STEP_CONTEXT_TEMPLATE",
     "artifact_uri",
     "read_artifact",
     "runs_index",
@@ -39,15 +44,23 @@ __all__ = [
 
 CONTEXT_TEMPLATE = "resources://runs/{id}/context/{agent}.lcp.json"
 HANDOFF_TEMPLATE = "resources://runs/{id}/handoff/{name}.json"
+LEDGER_TEMPLATE = "resources://runs/{id}/ledger.jsonl"
+STEP_CONTEXT_TEMPLATE = "resources://runs/{id}/steps/{dispatch}/context.md"
 RUNS_INDEX_URI = "resources://runs/index.json"
 
 _SUFFIX = {"context": ".lcp.json", "handoff": ".json"}
 
 
 def artifact_uri(run_id: str, kind: str, name: str) -> str:
-    """The resource URI of a run artifact (``kind`` is ``context`` or ``handoff``)."""
+    """The resource URI of a run artifact (``kind``: context, handoff, ledger or steps)."""
+    if kind == "ledger":
+        return f"resources://runs/{run_id}/ledger.jsonl"
+    if kind == "steps":
+        return f"resources://runs/{run_id}/steps/{name}/context.md"
     if kind not in _SUFFIX:
-        raise UsageError(f"unknown run artifact kind {kind!r}", hint="Use context or handoff.")
+        raise UsageError(
+            f"unknown run artifact kind {kind!r}", hint="Use context, handoff, ledger or steps."
+        )
     return f"resources://runs/{run_id}/{kind}/{name}{_SUFFIX[kind]}"
 
 

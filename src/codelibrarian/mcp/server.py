@@ -42,6 +42,7 @@ from .. import __version__
 from ..config import Config
 from ..errors import LibrarianError, NotFound, UsageError
 from . import resources as res
+from .run_tools import RUN_TOOLS
 from .tools import TOOLS
 
 if TYPE_CHECKING:
@@ -58,7 +59,7 @@ LOOPBACK_HOSTS: tuple[str, ...] = ("127.0.0.1", "localhost", "::1")
 #: tools that read the index and so refresh it first
 _READS_INDEX = frozenset({"compose_context", "query_codebase", "build_context_pack"})
 #: tools that only read (MCP annotation hint)
-_READ_ONLY = frozenset({"query_codebase", "explain_decision"})
+_READ_ONLY = frozenset({"query_codebase", "explain_decision", "run_status"})
 
 #: longest error text returned to the client
 _MAX_ERROR_CHARS = 600
@@ -72,8 +73,11 @@ _INSTRUCTIONS = (
     "Start with compose_context(task) for a ready-made context pack; use query_codebase(intent) "
     "to find code; build_context_pack(goal, agent) writes a Local Context Pack you can read as "
     "resources://runs/{id}/context/{agent}.lcp.json; explain_decision(decision_id) says why "
-    "each artifact was chosen or left out; index_status() reports the index. Every tool takes "
-    "max_tokens and never returns more."
+    "each artifact was chosen or left out; index_status() reports the index. To work a task "
+    "through a technique workflow (e.g. tc_root_cause_recovery), run_start(composition, task) "
+    "hands you its first step with its own context pack; run_submit(run_id, step, output) "
+    "records your output and hands you the next; run_status(run_id) says where it stands. "
+    "Every tool takes max_tokens and never returns more."
 )
 
 
@@ -275,6 +279,26 @@ def _register_resources(srv: MCPServer[Any], lib: Librarian) -> None:
         return read(id, "handoff", name)
 
     @srv.resource(
+        res.LEDGER_TEMPLATE,
+        name="run_ledger",
+        title="Evidence ledger of a workflow run",
+        description="The hash-chained ledger (JSON Lines: ids, kinds, counts) of run {id}.",
+        mime_type="application/jsonl",
+    )
+    def ledger(id: str) -> str:
+        return read(id, "ledger", "ledger")
+
+    @srv.resource(
+        res.STEP_CONTEXT_TEMPLATE,
+        name="run_step_context",
+        title="Context pack of one step of a workflow run",
+        description="The context pack composed for dispatch {dispatch} of run {id}.",
+        mime_type="text/markdown",
+    )
+    def step_context(id: str, dispatch: str) -> str:
+        return read(id, "steps", dispatch)
+
+    @srv.resource(
         res.RUNS_INDEX_URI,
         name="runs",
         title="Runs of this workspace",
@@ -310,7 +334,7 @@ def _warm_up() -> None:
 def build_server(
     repo: str | Path, *, config: Config | None = None, log_level: int = logging.INFO
 ) -> MCPServer[Any]:
-    """An ``MCPServer`` with the five tools and the run resources, for ``repo``.
+    """An ``MCPServer`` with the context and workflow-run tools and the run resources.
 
     Returns the SDK's ``mcp.server.mcpserver.MCPServer`` (imported lazily, so
     importing this module stays cheap); run it with :func:`serve`, or connect an
@@ -330,11 +354,11 @@ def build_server(
     )
     runner = _Runner(lib)
     srv.validators = {}  # type: ignore[attr-defined]
-    for name, fn in TOOLS.items():
+    for name, fn in {**TOOLS, **RUN_TOOLS}.items():
         _register_tool(srv, runner, name, fn)
         srv.validators[name] = argument_model(name, fn)  # type: ignore[attr-defined]
     _register_resources(srv, lib)
-    logger.info("server ready tools=%d", len(TOOLS))
+    logger.info("server ready tools=%d", len(TOOLS) + len(RUN_TOOLS))
     return srv
 
 

@@ -8,6 +8,13 @@ Layout under ``.librarian/runs/<id>/``::
     handoff/<From>→<To>.json         handoff packages (the arrow is U+2192)
     journal.md                       "# Run <id>", the goal, "### Team Panel" entries
 
+and, for a workflow run (``librarian runs start``; see docs/execution.md)::
+
+    ledger.jsonl                     the hash-chained evidence ledger (ids, kinds, counts)
+    workflow.json                    its summary: composition, status, counts (derived)
+    run.json                         the task, the composition and the facts (mode 0600)
+    steps/<dispatch>/                context.md, handout.json, output.json (mode 0600)
+
 Every file is addressable as ``resources://runs/<id>/<relative path>``;
 :func:`resolve_resource` maps such a URI back to the file (the MCP server uses
 it) and refuses anything outside the run folder. Packs, handoffs and the
@@ -19,9 +26,10 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import fcntl
+import json
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -91,6 +99,10 @@ class RunSummary(BaseModel):
     handoffs: list[str]
     context_pack_uri: dict[str, str]
     journal_uri: str
+    #: workflow runs only: the composition run and where the run stands
+    composition: str | None = None
+    status: str | None = None
+    ledger_uri: str | None = None
 
 
 def _atomic_write(path: Path, text: str) -> None:
@@ -121,6 +133,22 @@ class RunStore:
 
     def memory_path(self, run_id: str) -> Path:
         return self.run_dir(run_id) / "memory.json"
+
+    def ledger_path(self, run_id: str) -> Path:
+        return self.run_dir(run_id) / "ledger.jsonl"
+
+    def workflow_path(self, run_id: str) -> Path:
+        return self.run_dir(run_id) / "workflow.json"
+
+    def meta_path(self, run_id: str) -> Path:
+        return self.run_dir(run_id) / "run.json"
+
+    def step_dir(self, run_id: str, dispatch_id: str) -> Path:
+        check_run_id(dispatch_id)
+        return self.run_dir(run_id) / "steps" / dispatch_id
+
+    def is_workflow(self, run_id: str) -> bool:
+        return self.ledger_path(run_id).is_file()
 
     def uri(self, path: Path) -> str:
         """``resources://runs/<id>/...`` of a file inside a run folder."""
@@ -200,10 +228,14 @@ class RunStore:
 
     def journal_append(self, run_id: str, entry: str, *, goal: str = "") -> Path:
         """Append one line to the ``### Team Panel`` section (creating the journal)."""
-        with self.locked(run_id):
-            return self._journal_append(run_id, entry, goal=goal)
+        return self.journal_extend(run_id, [entry], goal=goal)
 
-    def _journal_append(self, run_id: str, entry: str, *, goal: str) -> Path:
+    def journal_extend(self, run_id: str, entries: Sequence[str], *, goal: str = "") -> Path:
+        """Append lines to the ``### Team Panel`` section in one rewrite."""
+        with self.locked(run_id):
+            return self._journal_append(run_id, entries, goal=goal)
+
+    def _journal_append(self, run_id: str, entries: Sequence[str], *, goal: str) -> Path:
         path = self.journal_path(run_id)
         try:
             text = path.read_text(encoding="utf-8")
@@ -212,7 +244,7 @@ class RunStore:
             if goal:
                 lines += [f"Goal: {' '.join(goal.split())}", ""]
             text = "\n".join([*lines, TEAM_PANEL]) + "\n"
-        line = "- " + " ".join(entry.split()) + "\n"
+        new = ["- " + " ".join(entry.split()) + "\n" for entry in entries]
         rows = text.splitlines(keepends=True)
         try:
             at = next(i for i, r in enumerate(rows) if r.rstrip() == TEAM_PANEL)
@@ -230,7 +262,7 @@ class RunStore:
         if end == at + 1:
             rows.insert(end, "\n")
             end += 1
-        rows.insert(end, line)
+        rows[end:end] = new
         _atomic_write(path, "".join(rows))
         return path
 
@@ -248,12 +280,20 @@ class RunStore:
         folder = self.run_dir(run_id)
         agents = sorted(p.name.removesuffix(".lcp.json") for p in folder.glob("context/*.lcp.json"))
         handoffs = sorted(p.name.removesuffix(".json") for p in folder.glob("handoff/*.json"))
+        workflow: dict[str, object] = {}
+        if self.is_workflow(run_id):
+            workflow["ledger_uri"] = self.uri(self.ledger_path(run_id))
+            with contextlib.suppress(OSError, ValueError):
+                data = json.loads(self.workflow_path(run_id).read_text(encoding="utf-8"))
+                workflow["composition"] = str(data.get("composition") or "") or None
+                workflow["status"] = str(data.get("status") or "") or None
         return RunSummary(
             run_id=run_id,
             agents=agents,
             handoffs=handoffs,
             context_pack_uri=self.memory(run_id).context_pack_uri,
             journal_uri=self.uri(self.journal_path(run_id)),
+            **workflow,  # type: ignore[arg-type]
         )
 
 

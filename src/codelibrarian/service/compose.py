@@ -148,8 +148,13 @@ class ComposeService:
         record: bool = True,
         reveal: bool = False,
         progress: Callable[[int, int], None] | None = None,
+        lanes: Sequence[str] | None = None,
     ) -> ComposeResult:
-        """Compose a pack for ``task`` (see :meth:`codelibrarian.api.Librarian.compose`)."""
+        """Compose a pack for ``task`` (see :meth:`codelibrarian.api.Librarian.compose`).
+
+        ``lanes`` keeps only those lanes' candidates (a workflow step's context
+        recipe names them; the policy lane's exclusions apply regardless).
+        """
         config = self.ws.config
         fmt = fmt or config.compose.format
         if fmt not in FORMATS:
@@ -202,14 +207,16 @@ class ComposeService:
             use_cache=use_cache and record,
             record=record,
             reveal=reveal,
+            lanes=lanes,
             warnings=tuple(warnings),
             intake=tuple(intake.decisions),
         )
         degraded = readiness.degradations()
         return replace(result, degraded=degraded) if degraded else result
 
-    def gather(self, trigger: Trigger, total: int) -> Gathered:
-        """Every source's candidates for ``trigger`` under ``total`` tokens."""
+    def gather(self, trigger: Trigger, total: int, lanes: Sequence[str] | None = None) -> Gathered:
+        """Every source's candidates for ``trigger`` under ``total`` tokens (only
+        ``lanes``' candidates when given)."""
         ws = self.ws
         ws.state.ensure()
         store = ws.open_store()
@@ -238,8 +245,11 @@ class ComposeService:
             as_of=trigger.as_of,
         )
         candidates: list[Candidate] = []
+        keep = None if lanes is None else frozenset(lanes)
         for source in ws.sources():
-            candidates.extend(source.gather(ctx))
+            if keep is not None and source.name in LANES and source.name not in keep:
+                continue  # a built-in lane the caller left out: do not even gather it
+            candidates.extend(c for c in source.gather(ctx) if keep is None or c.lane in keep)
         indexed = frozenset(ctx.files)
 
         def read(path: str) -> str | None:
@@ -255,9 +265,9 @@ class ComposeService:
             )
         return Gathered(tuple(adjusted), vitals, changes, store, read)
 
-    def prepare(self, trigger: Trigger, total: int) -> Prepared:
+    def prepare(self, trigger: Trigger, total: int, lanes: Sequence[str] | None = None) -> Prepared:
         """Gather, apply the policy engine, shape the budget and build the context."""
-        gathered = self.gather(trigger, total)
+        gathered = self.gather(trigger, total, lanes)
         config = self.ws.config
         outcome = self.ws.policy.apply(gathered.candidates, budget=total, read=gathered.read)
         self.ws.save_scans()
@@ -303,13 +313,14 @@ class ComposeService:
         use_cache: bool,
         record: bool,
         reveal: bool,
+        lanes: Sequence[str] | None = None,
         warnings: tuple[str, ...] = (),
         intake: tuple[GateDecision, ...] = (),
     ) -> ComposeResult:
         """Compose ``trigger`` under ``total``; record the decision when ``record``."""
         state = self.ws.state
         tokenizer = get_tokenizer(trigger.model)
-        prep = self.prepare(trigger, total)
+        prep = self.prepare(trigger, total, lanes)
         caps = self.ws.config.state
         disk = DiskCache(
             state.cache_dir,
@@ -349,7 +360,9 @@ class ComposeService:
             intake=(*intake, *swept),
         )
         if decision_id is not None:
-            self._write_sidecar(decision_id, trigger, total=total, fmt=fmt, files=result.files)
+            self._write_sidecar(
+                decision_id, trigger, total=total, fmt=fmt, files=result.files, lanes=lanes
+            )
             self.ws.bound_state()  # and after, so the folder ends within its size cap
         return result
 
@@ -361,7 +374,14 @@ class ComposeService:
         return self.ws.state.decisions_dir / _PRIVATE_DIR / f"{decision_id}.json"
 
     def _write_sidecar(
-        self, decision_id: str, trigger: Trigger, *, total: int, fmt: str, files: Sequence[str]
+        self,
+        decision_id: str,
+        trigger: Trigger,
+        *,
+        total: int,
+        fmt: str,
+        files: Sequence[str],
+        lanes: Sequence[str] | None = None,
     ) -> None:
         """Private replay inputs (task, diff, files) and the files the pack showed.
 
@@ -375,6 +395,8 @@ class ComposeService:
             "format": fmt,
             "files": list(files),
         }
+        if lanes is not None:
+            data["lanes"] = list(lanes)
         data = self.ws.gate.clean_value(data, surface="sidecar")
         private_write(path, json.dumps(data, sort_keys=True) + "\n")
 
@@ -422,8 +444,9 @@ class ComposeService:
             ) from None
         trigger = Trigger.from_dict(side["trigger"])
         total = int(side["budget"])
+        lanes = side.get("lanes")
         self.ws.ensure_index(refresh=True)
-        prep = self.prepare(trigger, total)
+        prep = self.prepare(trigger, total, lanes)
         differences: list[str] = []
         recorded_extra = rec.get("extra", {})
         for key, value in prep.context.extra:

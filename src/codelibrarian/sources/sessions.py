@@ -22,6 +22,7 @@ __all__ = [
     "Learning",
     "SessionEntry",
     "append_learning",
+    "append_session_entries",
     "append_session_entry",
     "load_learnings",
     "load_session_entries",
@@ -71,8 +72,14 @@ class Learning:
 
 def _append(path: Path, record: dict[str, Any]) -> int:
     count = len(path.read_text(encoding="utf-8").splitlines()) if path.exists() else 0
-    private_append(path, json.dumps(record, sort_keys=True, ensure_ascii=False) + "\n", sync=True)
+    _append_many(path, [record])
     return count + 1
+
+
+def _append_many(path: Path, records: list[dict[str, Any]]) -> None:
+    """Append ``records`` with one write and one fsync (the file private, mode 0600)."""
+    text = "".join(json.dumps(r, sort_keys=True, ensure_ascii=False) + "\n" for r in records)
+    private_append(path, text, sync=True)
 
 
 def _records(path: Path) -> list[tuple[int, dict[str, Any]]]:
@@ -100,6 +107,16 @@ def append_session_entry(
     entry = SessionEntry(session.strip(), role.strip() or "agent", text, recorded_at)
     _append(sessions_dir / HISTORY_FILE, entry.to_dict())
     return entry
+
+
+def append_session_entries(sessions_dir: Path, entries: list[SessionEntry]) -> None:
+    """Record several session entries at once (one write, one fsync): for callers that
+    produce many entries in a burst, such as a workflow run's steps."""
+    for e in entries:
+        if not e.session.strip() or not e.text.strip():
+            raise UsageError("a session entry needs a session id and some text")
+    if entries:
+        _append_many(sessions_dir / HISTORY_FILE, [e.to_dict() for e in entries])
 
 
 def load_session_entries(sessions_dir: Path) -> tuple[SessionEntry, ...]:

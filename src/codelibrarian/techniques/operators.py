@@ -16,8 +16,10 @@ Seed mismatches resolved (docs/lcl.md lists them with their tests):
   the resolved ``required``.
 * loop: the seed's ``terminationCondition: 'convergence'`` is a name its
   interpreter does not know (the loop then runs to its hidden limit of 100).
-  Here ``until`` is a predicate, ``converge = true`` stops when an iteration's
-  outputs equal the previous one's, and there is no hidden limit: a loop
+  Here ``until`` is a predicate, ``stop_on`` names the seed's built-in
+  conditions (``all_success``, ``any_success``, ``verification_passed``),
+  ``converge = true`` stops when an iteration's outputs equal the previous
+  one's, and there is no hidden limit: a loop
   without ``max_iterations`` is unbounded (the ``productive`` stratum).
 * retry: ``attempts`` counts every run including the first (the seed's
   ``maxRetries`` counted only repeats); jitter is seeded by the engine from the
@@ -133,6 +135,10 @@ BUILTIN_OPERATORS: tuple[OperatorSpec, ...] = (
     OperatorSpec(
         "loop", "Repeat the body until `until` holds, outputs converge, or max_iterations.",
         (_P("until", "predicate", "stop when this holds after an iteration"),
+         _P("stop_on", "choice", "stop on a named outcome of an iteration: all_success (the "
+            "iteration succeeded), any_success (one of its steps succeeded), verification_passed "
+            "(its last step with a `passed` output said true)", "none",
+            choices=("none", "all_success", "any_success", "verification_passed")),
          _P("converge", "bool", "stop when an iteration's outputs equal the previous one's", False),
          _P("max_iterations", "int", "hard bound (none: unbounded, stratum productive)", None,
             minimum=1, maximum=1000)),
@@ -311,13 +317,15 @@ def validate_params(
     if (
         spec.id == "loop"
         and out.get("until") is None
+        and out.get("stop_on", "none") == "none"
         and not out.get("converge")
         and out.get("max_iterations") is None
     ):
         diags.append(
             Diagnostic(
                 "lcl_loop_unbounded",
-                "this loop has no `until`, no `converge` and no `max_iterations`: it never ends "
+                "this loop has no `until`, no `stop_on`, no `converge` and no `max_iterations`: "
+                "it never ends "
                 "by itself (stratum productive, needs approval)",
                 loc,
                 severity="warning",

@@ -127,6 +127,10 @@ class ClientOptions:
     base_url: str | None = None
     #: CLI providers: working directory of the subprocess
     cwd: str | None = None
+    #: HTTP providers: extra request headers (the execution engine sends an
+    #: ``Idempotency-Key`` per workflow step, so a server that honours it never
+    #: works a step twice when a crashed run is resumed)
+    headers: Mapping[str, str] = field(default_factory=dict)
 
 
 @runtime_checkable

@@ -115,7 +115,7 @@ class _HttpClient(ClientBase):
             with httpx.Client(
                 timeout=self.options.timeout_s, trust_env=False, verify=ssl_context()
             ) as client:
-                response = client.post(url, json=body)
+                response = client.post(url, json=body, headers=dict(self.options.headers))
         except httpx.ConnectError as exc:
             raise self._fail(
                 f"cannot connect to {url}: {exc}", "connection", retryable=True

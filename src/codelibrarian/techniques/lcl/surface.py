@@ -94,7 +94,10 @@ def _seed_params(params: Mapping[str, Any]) -> dict[str, Any]:
         if key == "max_retries" and isinstance(value, int) and not isinstance(value, bool):
             new = value + 1  # the seed counted repeats; attempts counts the first run too
         elif key == "termination_condition":
-            new = value == "convergence"
+            if value in ("all_success", "any_success", "verification_passed"):
+                name, new = "stop_on", value  # the seed interpreter's named conditions
+            else:
+                new = value == "convergence"
         elif key == "fail_on_gate":
             new = "stop" if value else "skip"
         out[name] = new
