@@ -42,6 +42,20 @@ def now_or(as_of: int | None) -> int:
     return int(time.time()) if as_of is None else int(as_of)
 
 
+def _ablated(value: str) -> frozenset[str]:
+    """Retrieval signals switched off by ``LIBRARIAN_ABLATE`` (the ablation benchmark)."""
+    from ..query.locate import SIGNALS
+
+    names = frozenset(n.strip() for n in value.split(",") if n.strip())
+    unknown = sorted(names - set(SIGNALS))
+    if unknown:
+        raise UsageError(
+            f"LIBRARIAN_ABLATE names unknown signal(s): {', '.join(unknown)}",
+            hint=f"Signals are: {', '.join(SIGNALS)}.",
+        )
+    return names
+
+
 class WorkspaceSession:
     """The shell's view of one repository (see the module docstring)."""
 
@@ -62,6 +76,7 @@ class WorkspaceSession:
         self._is_git: bool | None = None
         self._commit_times: tuple[str | None, dict[str, int]] | None = None
         self.memo: dict[str, Any] = {}
+        self.ablate = _ablated(os.environ.get("LIBRARIAN_ABLATE", ""))
 
     # ------------------------------------------------------------ the index
 

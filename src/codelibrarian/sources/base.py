@@ -233,6 +233,7 @@ class SourceContext:
         hunks: Iterable[DiffHunk] = (),
         entries: Iterable[HistoryEntry] = (),
         edges: Iterable[tuple[str, str]] = (),
+        excerpt: Iterable[tuple[int, str]] = (),
     ) -> Candidate:
         """A candidate with its HMAC id and estimate; scores are clamped to their ranges."""
         return Candidate(
@@ -252,6 +253,7 @@ class SourceContext:
             hunks=tuple(hunks),
             entries=tuple(entries),
             edges=tuple(edges),
+            excerpt=tuple(excerpt),
         )
 
 
