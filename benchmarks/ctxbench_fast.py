@@ -34,8 +34,9 @@ from typing import Any
 
 warnings.simplefilter("ignore", DeprecationWarning)
 
-DAY = 86_400
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from ctxbench_adapter import _as_of  # noqa: E402  (the harness adapter's as_of rule)
 
 
 def _harness(bench: Path) -> Any:
@@ -56,16 +57,6 @@ def _index_key() -> str:
             h.update(path.name.encode())
             h.update(path.read_bytes())
     return h.hexdigest()[:12]
-
-
-def _as_of(repo: Path) -> int:
-    out = subprocess.run(
-        ["git", "-C", str(repo), "log", "-1", "--format=%ct"],
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    return int(out) + DAY
 
 
 def _prepare(lib: Any, work: Path, cache: Path, parent: str) -> float:

@@ -76,5 +76,7 @@ def test_code_ranks_above_tests_for_a_code_question() -> None:
     test = cand(2, "tests/test_retry.py", fused=1000, bm25=4000, symbol="test_backoff")
     res = stage.execute(cset([test, code], query("retry backoff delay")), PipelineContext("q"))
     assert [c.path for c in res.output.candidates] == ["pkg/retry.py", "tests/test_retry.py"]
-    asked = stage.execute(cset([test, code], query("tests for retry backoff")), PipelineContext("q"))
+    asked = stage.execute(
+        cset([test, code], query("tests for retry backoff")), PipelineContext("q")
+    )
     assert asked.output.candidates[0].path == "tests/test_retry.py"

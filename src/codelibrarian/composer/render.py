@@ -143,6 +143,32 @@ class RenderResult:
     filled: tuple[str, ...] = ()  # ids added by the fill step, in fill order
 
 
+def _new_item(
+    cand: Candidate,
+    body: str,
+    fmt: Format,
+    tokenizer: Tokenizer,
+    key: tuple[int, int],
+    *,
+    forced: bool = False,
+) -> _Item:
+    """One candidate rendered as a block of its own, placed and shrunk by ``key``."""
+    block = render_block(cand, body, fmt)
+    count = tokenizer.count(block)
+    return _Item(
+        cand=cand,
+        original=body,
+        body=body,
+        block=block,
+        tokens=count,
+        original_tokens=count,
+        forced=forced,
+        order=key,
+        shrink_key=key,
+        exhausted=cand.strategy == "never",
+    )
+
+
 def _members(item: _Item) -> list[Candidate]:
     return [item.cand, *(item.merged or ())]
 
@@ -194,21 +220,7 @@ def render_to_fit(
                 host.merged.append(cand)
                 host.keys[cand.id] = key
                 continue
-        body = bodies[cand.id]
-        block = render_block(cand, body, fmt)
-        count = tokenizer.count(block)
-        item = _Item(
-            cand=cand,
-            original=body,
-            body=body,
-            block=block,
-            tokens=count,
-            original_tokens=count,
-            forced=forced,
-            order=key,
-            shrink_key=key,
-            exhausted=cand.strategy == "never",
-        )
+        item = _new_item(cand, bodies[cand.id], fmt, tokenizer, key, forced=forced)
         if _mergeable(cand, forced):
             item.merged, item.keys = [], {cand.id: key}
             by_path[cand.path] = item
@@ -350,24 +362,11 @@ def _fill(
                 del host.keys[cand.id]
                 host.original, host.body, host.block, host.tokens = saved
             continue
-        body = cand.text()
-        block = render_block(cand, body, fmt)
-        count = tokenizer.count(block)
         room = budget - exact - sep_cost
         if room < _FILL_MIN:
             continue
-        item = _Item(
-            cand=cand,
-            original=body,
-            body=body,
-            block=block,
-            tokens=count,
-            original_tokens=count,
-            forced=False,
-            order=(prio[cand.lane], cand_rank),
-            shrink_key=(prio[cand.lane], cand_rank),
-            exhausted=cand.strategy == "never",
-        )
+        item = _new_item(cand, cand.text(), fmt, tokenizer, (prio[cand.lane], cand_rank))
+        count = item.tokens
         if count > room:
             if item.exhausted or not _shrink(item, count - room, fmt, tokenizer, may_empty=False):
                 continue
