@@ -30,6 +30,7 @@ Weights were fitted on the tuning repositories of benchmarks/ctxbench.md
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
 from collections import defaultdict
@@ -576,6 +577,12 @@ def _own_ranges(chunk: Chunk, chunks: Sequence[Chunk]) -> tuple[tuple[int, int],
     return tuple(out)
 
 
+@functools.lru_cache(maxsize=32768)
+def _words(text: str) -> frozenset[str]:
+    """The lower-cased words of a chunk (kept across composes: chunks repeat)."""
+    return frozenset(w.lower() for w in _WORD.findall(text))
+
+
 def rank_spans(
     store: Storage,
     request: LocateRequest,
@@ -597,7 +604,7 @@ def rank_spans(
     symbols = {s.name: s for s in store.symbols(path=file.path)} if rows else {}
     out: list[Span] = []
     for index, c in enumerate(sorted(rows, key=lambda c: (c.start_line, c.end_line, c.chunk_id))):
-        words = frozenset(w.lower() for w in _WORD.findall(c.text))
+        words = _words(c.text)
         sig: dict[str, int] = {}
         if top_bm25 and c.chunk_id in bm25:
             sig["bm25"] = bm25[c.chunk_id] * 1000 // top_bm25

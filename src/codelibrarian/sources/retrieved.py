@@ -46,6 +46,8 @@ _TESTS_FROM_BUDGET = 4000
 _SPANS_PER_FILE = 24
 _PROSE_SHARE = 3  # prose is split off when it is at least 1/3 of a span...
 _PROSE_MIN = 6  # ...and at least this many lines
+#: spans are offered, best first across files, until they hold this many budgets
+_OFFER_BUDGETS = 3
 
 
 def per_file_cap(budget: int) -> int:
@@ -98,15 +100,26 @@ class RetrievedSource:
             )
         top = ranking.top(clamp(ctx.budget // 400, 4, 20))
         best = max((f.score for f in top), default=0)
+        offers: list[tuple[int, str, Span]] = []
         for rank in top:
-            out.extend(self._file_spans(ctx, rank, best, cap))
+            offers.extend(self._file_spans(ctx, rank, best))
+        # best spans first across files, until they hold a few budgets' worth of
+        # tokens: the rest would never be chosen and only cost time downstream
+        offers.sort(key=lambda o: (-o[0], o[1], o[2].start, o[2].chunk_id))
+        room = ctx.budget * _OFFER_BUDGETS
+        for relevance, path, span in offers:
+            if room <= 0:
+                break
+            made = self._span(ctx, ctx.lines(path), span, relevance=relevance, cap=cap)
+            room -= sum(c.token_estimate for c in made)
+            out.extend(made)
         if ctx.budget >= _TESTS_FROM_BUDGET:
             out.extend(self._tests(ctx, ranking.tests, ranking.top(5), cap // 2))
         return out
 
-    def _file_spans(
-        self, ctx: SourceContext, rank: FileRank, best: int, cap: int
-    ) -> list[Candidate]:
+    @staticmethod
+    def _file_spans(ctx: SourceContext, rank: FileRank, best: int) -> list[tuple[int, str, Span]]:
+        """``(relevance, path, span)`` for the file's best spans."""
         rows = ctx.lines(rank.path)
         if not rows or ctx.store is None:
             return []
@@ -114,11 +127,10 @@ class RetrievedSource:
             ctx.store, request_for(ctx), rank, quoted_chunks=rank_files(ctx).quoted_chunks
         )
         share = rank.score * 1000 // best if best else 0
-        out: list[Candidate] = []
-        for span in spans[:_SPANS_PER_FILE]:
-            relevance = share * (350 + 650 * span.score // 1000) // 1000
-            out.extend(self._span(ctx, rows, span, relevance=relevance, cap=cap))
-        return out
+        return [
+            (share * (350 + 650 * span.score // 1000) // 1000, rank.path, span)
+            for span in spans[:_SPANS_PER_FILE]
+        ]
 
     @staticmethod
     def _span(
