@@ -67,7 +67,7 @@ def test_the_doc_has_examples_for_every_public_method() -> None:
     code = "\n".join(python_blocks(DOC.read_text(encoding="utf-8")))
     for method in ("index", "index_status", "compose", "explain", "replay", "query", "window"):
         assert f"lib.{method}(" in code, method
-    for method in ("pack", "handoff", "runs", "resource"):
+    for method in ("pack", "handoff", "runs", "resource", "facts", "presets"):
         assert f"lib.{method}(" in code, method
 
 

@@ -56,7 +56,10 @@ if TYPE_CHECKING:
     from .query.report import ProgressReporter
     from .query.types import CancellationToken, QueryDepth
     from .service.doctor import DoctorReport
+    from .techniques.facts import Facts
+    from .techniques.lcl import Program
     from .workspace.files import ScanResult
+    from .workspace.presets import PresetStore
 
 __all__ = [
     "FORMATS",
@@ -77,6 +80,7 @@ __all__ = [
     "compose_window",
     "doctor",
     "ensure_state_dir",
+    "load_program",
     "scan_summary",
     "shape_budget",
     "tokenizer_name",
@@ -110,6 +114,14 @@ def tokenizer_name(model: str | None) -> str:
     return get_tokenizer(model).name
 
 
+def load_program(path: str | os.PathLike[str], *, name: str | None = None) -> Program:
+    """The LCL program in a ``.toml`` or seed-form ``.json`` file (``name`` picks one of
+    several); raises ``LclError`` with every reading error, positioned."""
+    from .workspace.presets import load_program_file
+
+    return load_program_file(Path(path), name=name)
+
+
 def compose_window(
     goal: str,
     map_text: str,
@@ -135,15 +147,33 @@ class Librarian:
         self.config = self._ws.config
         self.state = self._ws.state
 
+    def config_changed(self) -> bool:
+        """Whether ``librarian.toml`` (or ``[tool.librarian]``) changed since this loaded it."""
+        return self._ws.config_changed()
+
     # ------------------------------------------------------------------ index
 
     def init(self) -> InitResult:
         """Create ``.librarian/`` (own ``.gitignore``, schema version, secret); idempotent."""
         return init_state(self._ws)
 
-    def index(self, *, progress: Callable[[int, int], None] | None = None) -> Any:
-        """Build or refresh the index incrementally; returns the indexer's stats."""
-        return self._ws.index(progress=progress)
+    def index(
+        self,
+        *,
+        progress: Callable[[int, int], None] | None = None,
+        on_wait: Callable[[Any, float], None] | None = None,
+        on_stage: Callable[[str], None] | None = None,
+        check: bool = False,
+    ) -> Any:
+        """Build or refresh the index incrementally; returns the indexer's stats.
+
+        ``progress(done, total)`` follows the parse; ``on_wait(holder, seconds)``
+        hears who holds the index lock while this waits for it (at most
+        ``[index].lock_timeout`` seconds, then ``IndexBusy``); ``on_stage(name)``
+        hears each stage start; ``check`` verifies the database first and rebuilds
+        it if damaged.
+        """
+        return self._ws.index(progress=progress, on_wait=on_wait, on_stage=on_stage, check=check)
 
     def edge_counts(self) -> dict[str, int]:
         """Edges of each graph kind in the index (read-only; the index must exist)."""
@@ -530,3 +560,29 @@ class Librarian:
         from .packs.runs import resolve_resource
 
         return resolve_resource(self.root, uri)
+
+    # ------------------------------------------------------------- techniques
+
+    def facts(
+        self,
+        task: str = "",
+        *,
+        base: str | None = None,
+        diff_text: str | None = None,
+        refresh: bool = True,
+    ) -> Facts:
+        """Codebase, change and intent facts that LCL conditions are decided on.
+
+        Computed from the index (built or refreshed first) and the current change
+        (``base``/``diff_text`` as for :meth:`compose`); see docs/lcl.md.
+        """
+        from .service.techniques import workspace_facts
+
+        return workspace_facts(self._ws, task, base=base, diff_text=diff_text, refresh=refresh)
+
+    def presets(self) -> PresetStore:
+        """The workspace's presets: built in, ``[presets.*]`` in the config, and
+        ``.librarian/presets/*.toml`` (see docs/lcl.md)."""
+        from .service.techniques import preset_store
+
+        return preset_store(self._ws)

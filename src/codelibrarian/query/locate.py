@@ -38,7 +38,6 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..index.graph import combine
 from ..index.records import Chunk, ChunkHit, Symbol
 from ..index.tokenize import identifier_parts
 
@@ -287,19 +286,15 @@ def _graph(store: Storage, shared: dict[str, Any]) -> _Graph:
     cached = shared.get("ranking.graph")
     if isinstance(cached, _Graph):
         return cached
-    edges = _memo(
-        shared,
-        "ranking.edges",
-        lambda: combine({k: store.edges(k) for k in ("ref", "import", "cochange")}),
-    )
-    order = tuple(sorted({a for a, _, _ in edges} | {b for _, b, _ in edges}))
+    packed = store.combined_graph()  # the combined edges, stored with the index
+    order = packed.order
     index = {name: i for i, name in enumerate(order)}
     n = len(order)
-    src = np.fromiter((index[a] for a, _, _ in edges), dtype=np.int64, count=len(edges))
-    dst = np.fromiter((index[b] for _, b, _ in edges), dtype=np.int64, count=len(edges))
-    wts = np.fromiter((w for _, _, w in edges), dtype=np.float64, count=len(edges))
+    src = np.frombuffer(packed.src, dtype="<i8")
+    dst = np.frombuffer(packed.dst, dtype="<i8")
+    wts = np.frombuffer(packed.weight, dtype="<i8").astype(np.float64)
     out = np.bincount(src, weights=wts, minlength=n) if n else np.zeros(0)
-    norm = wts / out[src] if len(edges) else np.zeros(0)
+    norm = wts / out[src] if len(src) else np.zeros(0)
     graph = _Graph(order, index, src, dst, norm, out == 0)
     shared["ranking.graph"] = graph
     return graph
