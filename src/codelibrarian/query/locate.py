@@ -572,6 +572,31 @@ def _own_ranges(chunk: Chunk, chunks: Sequence[Chunk]) -> tuple[tuple[int, int],
     return tuple(out)
 
 
+#: a file's chunks in line order (with their position), own line ranges and frame lines
+_Layout = tuple[tuple[int, Chunk, tuple[tuple[int, int], ...], tuple[int, ...]], ...]
+
+
+def _layout(store: Storage, path: str, chunks: Sequence[Chunk] | None) -> _Layout:
+    """The span layout of a file (task-independent; see :func:`rank_spans`)."""
+    rows = list(chunks) if chunks is not None else store.chunks_for(path)
+    if not rows:
+        return ()
+    symbols = {s.name: s for s in store.symbols(path=path)}
+    out = []
+    for index, c in enumerate(sorted(rows, key=lambda c: (c.start_line, c.end_line, c.chunk_id))):
+        own = _own_ranges(c, rows) if c.kind in _CONTAINERS else ((c.start_line, c.end_line),)
+        if not own:
+            continue
+        frame: tuple[int, ...] = ()
+        owner = c.symbol.rsplit(".", 1)[0] if c.symbol and "." in c.symbol else None
+        if owner is not None:
+            parent = symbols.get(owner.rsplit(".", 1)[-1])
+            if parent is not None and parent.start_line < c.start_line:
+                frame = (parent.start_line,)
+        out.append((index, c, own, frame))
+    return tuple(out)
+
+
 @functools.lru_cache(maxsize=32768)
 def _words(text: str) -> frozenset[str]:
     """The lower-cased words of a chunk (kept across composes: chunks repeat)."""
@@ -585,20 +610,29 @@ def rank_spans(
     *,
     quoted_chunks: frozenset[int] = frozenset(),
     chunks: Sequence[Chunk] | None = None,
+    shared: dict[str, Any] | None = None,
 ) -> tuple[Span, ...]:
-    """The spans of ``file``, best first, each scored 0..1000 within the file."""
+    """The spans of ``file``, best first, each scored 0..1000 within the file.
+
+    ``shared`` (a per-index-generation memo) keeps each file's span layout (its
+    chunks in order, their own line ranges and frames) across composes.
+    """
     off = request.off
-    rows = list(chunks) if chunks is not None else store.chunks_for(file.path)
-    if not rows:
+    layouts: dict[str, _Layout] = {} if shared is None else shared.setdefault("locate.spans", {})
+    layout = layouts.get(file.path) if chunks is None else None
+    if layout is None:
+        layout = _layout(store, file.path, chunks)
+        if chunks is None:
+            layouts[file.path] = layout
+    if not layout:
         return ()
     terms = request.terms()
     diff_words = frozenset(request.diff_words)
     bm25 = {h.chunk_id: max(0, h.score) for h in file.hits}
     top_bm25 = max(bm25.values(), default=0)
     weights = SPAN_WEIGHTS[request.mode]
-    symbols = {s.name: s for s in store.symbols(path=file.path)} if rows else {}
     out: list[Span] = []
-    for index, c in enumerate(sorted(rows, key=lambda c: (c.start_line, c.end_line, c.chunk_id))):
+    for index, c, own, frame in layout:
         words = _words(c.text)
         sig: dict[str, int] = {}
         if top_bm25 and c.chunk_id in bm25:
@@ -615,17 +649,8 @@ def rank_spans(
         if c.chunk_id in quoted_chunks:
             sig["quoted"] = 1000
         score = min(1000, sum(weights.get(k, 0) * v for k, v in sig.items()) // 1000)
-        own = _own_ranges(c, rows) if c.kind in _CONTAINERS else ((c.start_line, c.end_line),)
-        if not own:
-            continue
         if c.kind in _CONTAINERS:
             score = score * 600 // 1000  # a class's own lines: header and fields
-        frame: tuple[int, ...] = ()
-        owner = c.symbol.rsplit(".", 1)[0] if c.symbol and "." in c.symbol else None
-        if owner is not None:
-            parent = symbols.get(owner.rsplit(".", 1)[-1])
-            if parent is not None and parent.start_line < c.start_line:
-                frame = (parent.start_line,)
         out.append(
             Span(
                 file.path,

@@ -124,7 +124,11 @@ class RetrievedSource:
         if not rows or ctx.store is None:
             return []
         spans = rank_spans(
-            ctx.store, request_for(ctx), rank, quoted_chunks=rank_files(ctx).quoted_chunks
+            ctx.store,
+            request_for(ctx),
+            rank,
+            quoted_chunks=rank_files(ctx).quoted_chunks,
+            shared=ctx.memo.setdefault("shared", {}),
         )
         share = rank.score * 1000 // best if best else 0
         return [
