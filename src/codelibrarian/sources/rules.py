@@ -19,7 +19,8 @@ Scoring (thousandths), all kinds ``rule_doc``:
   A process document (``CONTRIBUTING.md``) is offered for a code task only where it speaks to it: a
   section must carry at least two of the task's keywords and a third of them,
   unless the task itself is about process (contributing, releases, changelog,
-  style, conventions, commits, reviews, documentation). Otherwise a
+  style, conventions, commits, reviews, documentation) or the agent's role is a
+  review (``Reviewer``, ``Critical``). Otherwise a
   CONTRIBUTING.md would take a share of every small pack by its lane minimum.
 - recency: the file's git recency bucket.
 """
@@ -50,6 +51,8 @@ _PROCESS = re.compile(
     r"|\breview|\bdocs?\b|documentation|readme|lint|format",
     re.IGNORECASE,
 )
+#: agent roles whose work is the project's process (a review): guides always offered
+_PROCESS_ROLES = frozenset({"reviewer", "critical"})
 _GUIDE_MIN_HITS = 2
 _GUIDE_MIN_SHARE = 334
 
@@ -172,7 +175,8 @@ class RulesSource:
 
     def gather(self, ctx: SourceContext) -> list[Candidate]:
         targets = sorted({*ctx.changed_paths, *ctx.trigger.files})
-        process_task = bool(_PROCESS.search(ctx.trigger.task))
+        role = (ctx.trigger.agent_role or "").lower()
+        process_task = bool(_PROCESS.search(ctx.trigger.task)) or role in _PROCESS_ROLES
         out: list[Candidate] = []
         shared = ctx.memo.setdefault("shared", {})
         found = shared.get("rules.files")
