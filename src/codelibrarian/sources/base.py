@@ -226,8 +226,12 @@ class SourceContext:
         entries: Iterable[HistoryEntry] = (),
         edges: Iterable[tuple[str, str]] = (),
         excerpt: Iterable[tuple[int, str]] = (),
+        quotes: Iterable[str] = (),
     ) -> Candidate:
-        """A candidate with its HMAC id and estimate; scores are clamped to their ranges."""
+        """A candidate with its HMAC id and estimate; scores are clamped to their ranges.
+
+        ``quotes``: the files whose lines ``content`` shows when ``path`` is not one
+        file (a map), so the secret gate can check each excerpt against its file."""
         return Candidate(
             id=self.artifact_id(kind, lane, path, chunk_index, discriminator),
             kind=kind,
@@ -246,6 +250,7 @@ class SourceContext:
             entries=tuple(entries),
             edges=tuple(edges),
             excerpt=tuple(excerpt),
+            quotes=tuple(quotes),
         )
 
 
