@@ -45,15 +45,17 @@ def _as_of(repo: Path) -> int:
         return 2_000_000_000
 
 
-def _keep_state(repo: Path) -> None:
+def _keep_state(repo: Path, name: str = ".bench-cache-librarian") -> None:
     """Keep the index across the harness's checkouts.
 
     The harness runs ``git clean -ffdx`` at every checkout, sparing only names that
     start with ``.bench-cache``. The state lives in ``.bench-cache-librarian`` and
     ``.librarian`` is a symlink to it, so each commit's prepare step updates the
-    index incrementally, as it would for a user moving between commits.
+    index incrementally, as it would for a user moving between commits. Two
+    builds compared in one run each keep their own folder (``--state``); the
+    link is re-pointed on every call.
     """
-    kept = repo / ".bench-cache-librarian"
+    kept = repo / name
     link = repo / ".librarian"
     kept.mkdir(exist_ok=True)
     if link.is_symlink() or not link.exists():
@@ -72,10 +74,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--budget", type=int, default=8000)
     ap.add_argument("--diff-file", type=Path, default=None)
     ap.add_argument("--diff-path", default="")
+    ap.add_argument(
+        "--state",
+        default=".bench-cache-librarian",
+        help="state folder name in the work tree (must start with .bench-cache)",
+    )
     ap.add_argument("--format", default="markdown", choices=("markdown", "xml", "plain"))
     args = ap.parse_args(argv)
     repo = args.repo.resolve()
-    _keep_state(repo)
+    if not args.state.startswith(".bench-cache") or "/" in args.state:
+        ap.error("--state must be a plain name starting with .bench-cache")
+    _keep_state(repo, args.state)
     with Librarian(repo) as lib:
         if args.prepare:
             lib.index()

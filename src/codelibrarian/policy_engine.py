@@ -171,7 +171,7 @@ class PolicyEngine:
 def _redact_candidate(
     gate: SecretGate, cand: Candidate, sources: Sequence[str]
 ) -> tuple[Candidate, Redaction | None]:
-    """``cand`` with its title, body, hunks and entries through the gate.
+    """``cand`` with its title, body, hunks, entries and excerpt lines through the gate.
 
     The span counts are the body's and the title's (hunks and entries are the
     body's parts, kept in step so shrinking never brings a secret back).
@@ -198,10 +198,31 @@ def _redact_candidate(
             text = gate.clean(e.text, surface="pack", kind="entry", log=parts)
             new_entries.append(HistoryEntry(text, e.timestamp) if text != e.text else e)
         entries = tuple(new_entries)
+    excerpt = cand.excerpt
+    if excerpt:
+        joined = "\n".join(text for _, text in excerpt)
+        text = gate.clean(joined, surface="pack", kind="excerpt", sources=sources, log=parts)
+        if text != joined:
+            lines = text.split("\n")
+            # a redaction that keeps the line count keeps the numbering; one that
+            # folds lines (a whole key block) leaves the cleaned body to render alone
+            excerpt = (
+                tuple((n, line) for (n, _), line in zip(excerpt, lines, strict=True))
+                if len(lines) == len(excerpt)
+                else ()
+            )
     if not log.decisions and not parts.decisions:
         return cand, None
     # the estimate stays an estimate; the composer measures the rendered text exactly
-    new = replace(cand, content=body, content_hash="", title=title, hunks=hunks, entries=entries)
+    new = replace(
+        cand,
+        content=body,
+        content_hash="",
+        title=title,
+        hunks=hunks,
+        entries=entries,
+        excerpt=excerpt,
+    )
     summary = (log if log.decisions else parts).summary()
     rules = tuple(sorted(summary["rules"].items()))
     return new, Redaction(cand.id, cand.kind, cand.lane, summary["spans"], rules)

@@ -116,3 +116,26 @@ def test_watch_reindexes_a_saved_file(tmp_path: Path) -> None:
         assert store.symbols(name="saved")
     events = State(repo).events_path.read_text().splitlines()
     assert events and "models" not in events[-1]
+
+
+def test_map_covers_the_central_files_not_only_the_largest(tmp_path: Path) -> None:
+    """A framework's routing module with hundreds of definitions ranked first and
+    its symbols filled the whole map, which then listed that one file. Every central
+    file gets its header and best definitions before any file gets its long tail."""
+    router = "".join(f"def route_{i}(path):\n    return path + '{i}'\n\n" for i in range(300))
+    helpers = {
+        f"app/{name}.py": (
+            f"from app.router import route_1, route_2\n\n\ndef {name}_handler(path):\n"
+            f"    return route_1(path) + route_2(path)\n"
+        )
+        for name in ("users", "orders", "billing", "search", "admin")
+    }
+    repo = make_repo(tmp_path / "r", {"app/__init__.py": "", "app/router.py": router, **helpers})
+    index_workspace(repo)
+    tok = get_tokenizer("gpt-4o")
+    with open_store(repo, readonly=True) as store:
+        text = render_map(store, tok, 400)
+    listed = [line[:-1] for line in text.splitlines() if line.endswith(":") and "/" in line]
+    assert tok.count(text) <= 400
+    assert "app/router.py" in listed
+    assert len(listed) >= 5, listed

@@ -65,3 +65,18 @@ def test_without_history_warns_and_ties_break_by_path() -> None:
     res = ScoringStage().execute(cset([cand(2, "b.py"), cand(1, "a.py")], q), PipelineContext("q"))
     assert [c.path for c in res.output.candidates] == ["a.py", "b.py"]
     assert res.warnings
+
+
+def test_code_ranks_above_tests_for_a_code_question() -> None:
+    """A test file repeats the code's words (it calls the code and asserts on it), so
+    by text alone it often outranks the code. For a question about the code, the code
+    comes first; a question about tests keeps the tests' own rank."""
+    stage = ScoringStage()
+    code = cand(1, "pkg/retry.py", fused=800, bm25=3000, symbol="backoff")
+    test = cand(2, "tests/test_retry.py", fused=1000, bm25=4000, symbol="test_backoff")
+    res = stage.execute(cset([test, code], query("retry backoff delay")), PipelineContext("q"))
+    assert [c.path for c in res.output.candidates] == ["pkg/retry.py", "tests/test_retry.py"]
+    asked = stage.execute(
+        cset([test, code], query("tests for retry backoff")), PipelineContext("q")
+    )
+    assert asked.output.candidates[0].path == "tests/test_retry.py"

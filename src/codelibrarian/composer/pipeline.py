@@ -26,6 +26,9 @@ from .types import Candidate, ComposeContext, Format, RenderedArtifact, Verdict
 
 __all__ = ["Composition", "compose"]
 
+#: rejections the fill step may reverse when the rendered pack leaves room
+_FILLABLE = frozenset({"budget_exceeded", "lane_max_reached"})
+
 
 @dataclass(frozen=True, slots=True)
 class Composition:
@@ -173,10 +176,26 @@ def compose(
 
     selection = select(cands, budget, constraints)
     bodies = {c.id: c.text() for c in selection.selected}
+    # ids given twice are settled by selection's de-duplication: leave them out here
+    seen: dict[str, int] = {}
+    for c in cands:
+        seen[c.id] = seen.get(c.id, 0) + 1
+    by_id = {c.id: c for c in cands if seen[c.id] == 1}
+    spare = [
+        (by_id[v.id], v.rank)
+        for v in selection.verdicts
+        if not v.selected and v.reason in _FILLABLE and v.id in by_id
+    ]
     result = render_to_fit(
-        selection, bodies, fmt=fmt, tokenizer=tokenizer, budget=budget.total_tokens
+        selection,
+        bodies,
+        fmt=fmt,
+        tokenizer=tokenizer,
+        budget=budget.total_tokens,
+        spare=spare,
     )
     dropped = set(result.dropped)
+    filled = set(result.filled)
     verdicts = tuple(
         v._replace(
             selected=False,
@@ -184,6 +203,8 @@ def compose(
             detail=f"rendered pack over {budget.total_tokens} tokens",
         )
         if v.selected and v.id in dropped
+        else v._replace(selected=True, reason="fill", detail="filled the unused remainder")
+        if v.id in filled
         else v
         for v in selection.verdicts
     )

@@ -17,16 +17,26 @@ over budget):
 3. shrink pinned / must-include artifacts, lowest priority first;
 4. if still over: ``BudgetInfeasible`` naming the forced artifacts (ids, kinds)
    and the shortfall in tokens.
+
+Excerpts of one file (candidates with ``excerpt`` lines, not forced) are rendered
+as one block: the union of their lines under one header, in the position of the
+first of them. Shrinking such a block drops its lowest-priority member first.
+
+Then the remainder is filled: candidates the selection turned away for room
+(``spare``, in rank order) are added while they fit — merged into a block of
+their file when they are excerpts of it, else as a block of their own, cut to
+the room left when their strategy allows (verdict ``fill``).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..errors import BudgetInfeasible
 from ..tokens import Tokenizer
+from .excerpt import label_ranges, merge_excerpts, render_excerpt
 from .selection import Selection
 from .shrink import shrink_body
 from .types import Candidate, Format, RenderedArtifact
@@ -37,9 +47,16 @@ SEPARATOR = "\n\n"
 FORMATS: tuple[str, ...] = ("markdown", "xml", "plain")
 
 
-def _label(cand: Candidate) -> str:
+#: below this many tokens of room the fill step stops; at most this many tries
+_FILL_MIN = 24
+_FILL_TRIES = 60
+
+
+def _label(cand: Candidate, ranges: str | None = None) -> str:
     title = cand.title or f"{cand.kind} {cand.id}"
-    if cand.lines is not None:
+    if ranges is not None:
+        title += f":{ranges}"
+    elif cand.lines is not None:
         title += f":{cand.lines[0]}-{cand.lines[1]}"
     return title
 
@@ -61,41 +78,59 @@ def _xml_attr(value: str) -> str:
     )
 
 
-def render_block(cand: Candidate, body: str, fmt: Format, shrunk_by: str | None = None) -> str:
-    """One artifact under a header carrying its title (relative path) and line range."""
+def render_block(
+    cand: Candidate,
+    body: str,
+    fmt: Format,
+    shrunk_by: str | None = None,
+    *,
+    ranges: str | None = None,
+    kinds: str | None = None,
+) -> str:
+    """One artifact under a header carrying its title (relative path) and line range.
+
+    ``ranges`` (``12-40,88-95``) and ``kinds`` replace the candidate's own line
+    range and kind in the header of a merged block of excerpts.
+    """
     body = body.rstrip("\n")
     note = f" (shrunk: {shrunk_by})" if shrunk_by else ""
+    kind = kinds or cand.kind
     if fmt == "markdown":
         fence = _fence(body)
         lang = cand.language or ("diff" if cand.hunks else "")
-        return f"### {_label(cand)} [{cand.kind}]{note}\n{fence}{lang}\n{body}\n{fence}"
+        return f"### {_label(cand, ranges)} [{kind}]{note}\n{fence}{lang}\n{body}\n{fence}"
     if fmt == "xml":
         attrs = f'title="{_xml_attr(cand.title or cand.id)}"'
-        if cand.lines is not None:
+        if ranges is not None:
+            attrs += f' lines="{ranges}"'
+        elif cand.lines is not None:
             attrs += f' lines="{cand.lines[0]}-{cand.lines[1]}"'
-        attrs += f' kind="{cand.kind}" lane="{cand.lane}"'
+        attrs += f' kind="{kind}" lane="{cand.lane}"'
         if shrunk_by:
             attrs += f' shrunk="{shrunk_by}"'
         safe = body.replace("</artifact", "&lt;/artifact")
         return f"<artifact {attrs}>\n{safe}\n</artifact>"
     if fmt == "plain":
-        return f"=== {_label(cand)} [{cand.kind}]{note} ===\n{body}"
+        return f"=== {_label(cand, ranges)} [{kind}]{note} ===\n{body}"
     raise ValueError(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
 
 
 @dataclass(slots=True)
 class _Item:
-    cand: Candidate
+    cand: Candidate  # the lead member (highest priority)
     original: str  # original body
     body: str
     block: str
     tokens: int
     original_tokens: int
     forced: bool
-    order: int  # position in render order
+    order: tuple[int, int]  # render position: (lane priority, rank) of the lead
     shrink_key: tuple[int, int]  # larger = lower priority
     exhausted: bool
     shrunk: bool = False
+    #: further excerpts of the lead's file merged into this block, best first
+    merged: list[Candidate] | None = None
+    keys: dict[str, tuple[int, int]] | None = None  # shrink key of every member
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,6 +140,56 @@ class RenderResult:
     rendered: tuple[RenderedArtifact, ...]
     dropped: tuple[str, ...]  # ids dropped after render, in drop order
     original_tokens: int  # rendered tokens before any shrink
+    filled: tuple[str, ...] = ()  # ids added by the fill step, in fill order
+
+
+def _new_item(
+    cand: Candidate,
+    body: str,
+    fmt: Format,
+    tokenizer: Tokenizer,
+    key: tuple[int, int],
+    *,
+    forced: bool = False,
+) -> _Item:
+    """One candidate rendered as a block of its own, placed and shrunk by ``key``."""
+    block = render_block(cand, body, fmt)
+    count = tokenizer.count(block)
+    return _Item(
+        cand=cand,
+        original=body,
+        body=body,
+        block=block,
+        tokens=count,
+        original_tokens=count,
+        forced=forced,
+        order=key,
+        shrink_key=key,
+        exhausted=cand.strategy == "never",
+    )
+
+
+def _members(item: _Item) -> list[Candidate]:
+    return [item.cand, *(item.merged or ())]
+
+
+def _merged_block(item: _Item, fmt: Format, tokenizer: Tokenizer) -> None:
+    """Re-render a block of excerpts from its members (body, block and token count)."""
+    members = _members(item)
+    lines = merge_excerpts(m.excerpt for m in members)
+    body = render_excerpt(lines)
+    if len(members) == 1:
+        block = render_block(item.cand, body, fmt)
+    else:
+        kinds = "+".join(dict.fromkeys(m.kind for m in members))
+        block = render_block(item.cand, body, fmt, ranges=label_ranges(lines), kinds=kinds)
+    item.original = item.body = body
+    item.block = block
+    item.tokens = tokenizer.count(block)
+
+
+def _mergeable(cand: Candidate, forced: bool) -> bool:
+    return bool(cand.excerpt) and bool(cand.path) and not forced
 
 
 def render_to_fit(
@@ -114,28 +199,36 @@ def render_to_fit(
     fmt: Format,
     tokenizer: Tokenizer,
     budget: int,
+    spare: Sequence[tuple[Candidate, int]] = (),
 ) -> RenderResult:
-    """Render the selection in ``fmt`` within ``budget`` tokens (raises BudgetInfeasible)."""
+    """Render the selection in ``fmt`` within ``budget`` tokens (raises BudgetInfeasible).
+
+    ``spare`` lists ``(candidate, rank)`` pairs turned away for room, best first,
+    for the fill step.
+    """
     rank = {v.id: v.rank for v in selection.verdicts if v.selected}
+    prio = selection.lane_priority
     items: list[_Item] = []
-    for order, cand in enumerate(selection.selected):
-        body = bodies[cand.id]
-        block = render_block(cand, body, fmt)
-        count = tokenizer.count(block)
-        items.append(
-            _Item(
-                cand=cand,
-                original=body,
-                body=body,
-                block=block,
-                tokens=count,
-                original_tokens=count,
-                forced=cand.id in selection.forced_ids,
-                order=order,
-                shrink_key=(selection.lane_priority[cand.lane], rank[cand.id]),
-                exhausted=cand.strategy == "never",
-            )
-        )
+    by_path: dict[str, _Item] = {}
+    for cand in selection.selected:
+        forced = cand.id in selection.forced_ids
+        key = (prio[cand.lane], rank[cand.id])
+        if _mergeable(cand, forced):
+            host = by_path.get(cand.path)
+            if host is not None:
+                assert host.merged is not None and host.keys is not None
+                host.merged.append(cand)
+                host.keys[cand.id] = key
+                continue
+        item = _new_item(cand, bodies[cand.id], fmt, tokenizer, key, forced=forced)
+        if _mergeable(cand, forced):
+            item.merged, item.keys = [], {cand.id: key}
+            by_path[cand.path] = item
+        items.append(item)
+    for item in items:
+        if item.merged:
+            _merged_block(item, fmt, tokenizer)
+            item.original_tokens = item.tokens
     original_total = sum(i.tokens for i in items)
     sep_cost = tokenizer.count(SEPARATOR)
     dropped: list[str] = []
@@ -158,14 +251,16 @@ def render_to_fit(
             over = estimate - budget
         victim = worst([i for i in items if not i.forced and not i.exhausted])
         if victim is not None:
-            if not _shrink(victim, over, fmt, tokenizer, may_empty=False):
+            if victim.merged:
+                _drop_member(victim, fmt, tokenizer, dropped)
+            elif not _shrink(victim, over, fmt, tokenizer, may_empty=False):
                 items.remove(victim)  # shrinking would leave only a marker: drop it
                 dropped.append(victim.cand.id)
             continue
         victim = worst([i for i in items if not i.forced])
         if victim is not None:
             items.remove(victim)
-            dropped.append(victim.cand.id)
+            dropped.extend(m.id for m in _members(victim))
             continue
         victim = worst([i for i in items if not i.exhausted])
         if victim is not None:
@@ -174,20 +269,123 @@ def render_to_fit(
         total = exact if estimate <= budget else estimate
         _infeasible(items, total, budget)
 
-    rendered = tuple(
-        RenderedArtifact(
-            id=i.cand.id,
-            kind=i.cand.kind,
-            lane=i.cand.lane,
-            tokens=i.tokens,
-            original_tokens=i.original_tokens,
-            shrunk=i.shrunk,
-            strategy=i.cand.strategy if i.shrunk else None,
-            content=i.block,
+    filled: list[str] = []
+    if spare and items and budget - exact >= _FILL_MIN:
+        text, exact = _fill(
+            items,
+            spare,
+            fmt=fmt,
+            tokenizer=tokenizer,
+            budget=budget,
+            done=(text, exact),
+            filled=filled,
+            prio=prio,
         )
-        for i in items
-    )
-    return RenderResult(text, exact, rendered, tuple(dropped), original_total)
+
+    rendered: list[RenderedArtifact] = []
+    for i in items:
+        rendered.append(
+            RenderedArtifact(
+                id=i.cand.id,
+                kind=i.cand.kind,
+                lane=i.cand.lane,
+                tokens=i.tokens,
+                original_tokens=i.original_tokens,
+                shrunk=i.shrunk,
+                strategy=i.cand.strategy if i.shrunk else None,
+                content=i.block,
+            )
+        )
+        rendered.extend(
+            RenderedArtifact(
+                id=m.id,
+                kind=m.kind,
+                lane=m.lane,
+                tokens=0,
+                original_tokens=0,
+                shrunk=False,
+                strategy=None,
+                content="",
+                merged_into=i.cand.id,
+            )
+            for m in i.merged or ()
+        )
+    return RenderResult(text, exact, tuple(rendered), tuple(dropped), original_total, tuple(filled))
+
+
+def _drop_member(item: _Item, fmt: Format, tokenizer: Tokenizer, dropped: list[str]) -> None:
+    """Drop the lowest-priority member of a merged block (never its lead)."""
+    assert item.merged and item.keys is not None
+    keys = item.keys
+    member = max(item.merged, key=lambda m: keys[m.id])
+    item.merged.remove(member)
+    dropped.append(member.id)
+    _merged_block(item, fmt, tokenizer)
+    item.shrunk = False
+
+
+def _fill(
+    items: list[_Item],
+    spare: Sequence[tuple[Candidate, int]],
+    *,
+    fmt: Format,
+    tokenizer: Tokenizer,
+    budget: int,
+    done: tuple[str, int],
+    filled: list[str],
+    prio: Mapping[str, int],
+) -> tuple[str, int]:
+    """Add spare candidates while they fit (see the module docstring); the new text
+    and its exact count. ``done`` is the text that fits now and its count."""
+    text, exact = done
+    sep_cost = tokenizer.count(SEPARATOR)
+    hosts = {i.cand.path: i for i in items if i.merged is not None and not i.shrunk}
+    tries = 0
+    for cand, cand_rank in spare:
+        if budget - exact < _FILL_MIN or tries >= _FILL_TRIES:
+            break
+        tries += 1
+        host = hosts.get(cand.path) if _mergeable(cand, False) else None
+        if host is not None:
+            assert host.merged is not None and host.keys is not None
+            saved = (host.original, host.body, host.block, host.tokens)
+            host.merged.append(cand)
+            host.keys[cand.id] = (host.order[0], cand_rank)
+            _merged_block(host, fmt, tokenizer)
+            new_text = SEPARATOR.join(i.block for i in items)
+            new_exact = tokenizer.count(new_text)
+            if new_exact <= budget:
+                text, exact = new_text, new_exact
+                filled.append(cand.id)
+            else:
+                host.merged.remove(cand)
+                del host.keys[cand.id]
+                host.original, host.body, host.block, host.tokens = saved
+            continue
+        room = budget - exact - sep_cost
+        if room < _FILL_MIN:
+            continue
+        item = _new_item(cand, cand.text(), fmt, tokenizer, (prio[cand.lane], cand_rank))
+        count = item.tokens
+        if count > room:
+            if item.exhausted or not _shrink(item, count - room, fmt, tokenizer, may_empty=False):
+                continue
+            if item.tokens > room:
+                continue
+        item.order = (prio[cand.lane], cand_rank)
+        at = next((k for k, i in enumerate(items) if i.order > item.order), len(items))
+        items.insert(at, item)
+        new_text = SEPARATOR.join(i.block for i in items)
+        new_exact = tokenizer.count(new_text)
+        if new_exact <= budget:
+            text, exact = new_text, new_exact
+            filled.append(cand.id)
+            if _mergeable(cand, False):
+                item.merged, item.keys = [], {cand.id: item.order}
+                hosts.setdefault(cand.path, item)
+        else:
+            items.remove(item)
+    return text, exact
 
 
 def _shrink(item: _Item, over: int, fmt: Format, tokenizer: Tokenizer, *, may_empty: bool) -> bool:

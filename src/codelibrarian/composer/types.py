@@ -63,6 +63,7 @@ Reason = Literal[
     "lane_min",
     "lane_requirement",
     "score",
+    "fill",
     "excluded_by_policy",
     "lane_max_reached",
     "budget_exceeded",
@@ -119,6 +120,7 @@ SELECT_REASONS: tuple[str, ...] = (
     "lane_min",
     "lane_requirement",
     "score",
+    "fill",
 )
 REJECT_REASONS: tuple[str, ...] = (
     "excluded_by_policy",
@@ -198,6 +200,11 @@ class Candidate:
     ``edges`` (collapse_summary) and ``language`` (keep_signatures). When
     ``hunks`` or ``entries`` are given, ``content`` should be their rendering
     (see :func:`diff_body` / :func:`entries_body` in ``shrink``).
+
+    ``excerpt`` marks a verbatim excerpt of the file at ``path``: its numbered lines
+    ``(line, text)``, ascending; ``content`` is then ``excerpt.render_excerpt(excerpt)``.
+    Excerpts of one file selected together are rendered as one merged block (see
+    ``render``), so overlapping spans from two lanes show each line once.
     """
 
     id: str
@@ -217,6 +224,7 @@ class Candidate:
     hunks: tuple[DiffHunk, ...] = field(default=(), repr=False)
     entries: tuple[HistoryEntry, ...] = field(default=(), repr=False)
     edges: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    excerpt: tuple[tuple[int, str], ...] = field(default=(), repr=False)
     #: other files whose lines ``content`` quotes (a map): the secret gate checks the
     #: content against their secrets too; not part of the artifact's identity
     quotes: tuple[str, ...] = field(default=(), repr=False, compare=False)
@@ -299,6 +307,8 @@ class Candidate:
             [[h.header, list(h.lines), h.timestamp] for h in self.hunks],
             [[e.text, e.timestamp] for e in self.entries],
             [list(e) for e in self.edges],
+            # only when present, so the shapes (and cache keys) of other candidates stay put
+            *([[list(x) for x in self.excerpt]] if self.excerpt else []),
         )
 
 
@@ -346,9 +356,11 @@ class RenderedArtifact:
     shrunk: bool
     strategy: str | None
     content: str = field(repr=False)
+    #: the artifact whose block shows this one's lines (excerpts of one file merged)
+    merged_into: str | None = None
 
     def ref(self) -> dict[str, object]:
-        return {
+        out: dict[str, object] = {
             "id": self.id,
             "kind": self.kind,
             "lane": self.lane,
@@ -357,6 +369,9 @@ class RenderedArtifact:
             "shrunk": self.shrunk,
             "strategy": self.strategy,
         }
+        if self.merged_into is not None:
+            out["merged_into"] = self.merged_into
+        return out
 
 
 @dataclass(frozen=True, slots=True)

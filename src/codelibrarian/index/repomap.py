@@ -2,9 +2,12 @@
 
 Files are ranked by personalized PageRank over the combined reference, import
 and co-change graphs (``graph.combine``); inside a file, symbols are ordered by
-how many other files use their name. The map is the longest prefix of that
-ranking — "file A with its best symbol, then its next symbol, ..., then file B"
-— whose rendered text fits the budget: a binary search over the prefix length,
+how many other files use their name. Lines are taken in rounds so a file with
+hundreds of definitions cannot fill the map alone: first every file (in rank
+order) with its :data:`FIRST_ROUND` best symbols, then every file's next
+:data:`NEXT_ROUNDS` symbols, and so on. The map is the longest prefix of that
+order whose rendered text fits the budget (each file keeps its place, its
+symbols shown in line order): a binary search over the prefix length,
 each candidate counted exactly with the target tokenizer, so the text returned
 never exceeds the budget. Same index, same inputs: same bytes.
 
@@ -31,7 +34,20 @@ from . import graph
 from .records import Symbol
 from .store import SqliteStore
 
-__all__ = ["MapEntry", "rank_files", "ranked_entries", "render_entries", "render_map"]
+__all__ = [
+    "FIRST_ROUND",
+    "NEXT_ROUNDS",
+    "MapEntry",
+    "rank_files",
+    "ranked_entries",
+    "render_entries",
+    "render_map",
+]
+
+
+#: symbols per file in the first round, then per later round
+FIRST_ROUND = 3
+NEXT_ROUNDS = 6
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,8 +94,8 @@ def ranked_entries(
     *,
     keep: Callable[[str], bool] | None = None,
 ) -> list[MapEntry]:
-    """Every map line in rank order (files by rank, their symbols by use); files
-    ``keep`` refuses are left out."""
+    """Every map line in rounds (see the module docstring): files by rank, their
+    symbols by use; files ``keep`` refuses are left out."""
     ranks = rank_files(store, personalization)
     if keep is not None:
         ranks = {p: r for p, r in ranks.items() if keep(p)}
@@ -87,16 +103,26 @@ def ranked_entries(
     by_file: dict[str, list[Symbol]] = defaultdict(list)
     for s in store.symbols():
         by_file[s.path].append(s)
-    entries: list[MapEntry] = []
-    for path in sorted(ranks, key=lambda p: (-ranks[p], p)):
-        entries.append(MapEntry(path, ranks[path], None, 0))
+    files = sorted(ranks, key=lambda p: (-ranks[p], p))
+    per_file: list[list[MapEntry]] = []
+    for path in files:
         syms = by_file.get(path, [])
         depths = _depths(syms)
         order = sorted(
             range(len(syms)),
             key=lambda i: (-used_by.get(syms[i].name, 0), syms[i].start_line, -syms[i].end_line, i),
         )
-        entries.extend(MapEntry(path, ranks[path], syms[i], depths[i]) for i in order)
+        per_file.append([MapEntry(path, ranks[path], syms[i], depths[i]) for i in order])
+    entries = [
+        entry
+        for path, symbols in zip(files, per_file, strict=True)
+        for entry in (MapEntry(path, ranks[path], None, 0), *symbols[:FIRST_ROUND])
+    ]
+    start = FIRST_ROUND
+    while any(len(symbols) > start for symbols in per_file):
+        for symbols in per_file:
+            entries.extend(symbols[start : start + NEXT_ROUNDS])
+        start += NEXT_ROUNDS
     return entries
 
 

@@ -15,7 +15,11 @@ recency       80  last change against ``as_of``: (5 - bucket) x 200, bucket 0 fo
                   under a day ... 5 for a year or more (or unknown)
 ========== ====== ==============================================================
 
-``score = sum(weight x signal) // 1000`` (0..1000). A missing capability (no
+``score = sum(weight x signal) // 1000`` (0..1000). A candidate in a test file
+(:func:`~codelibrarian.query.locate.is_test_path`) keeps 6/10 of its score unless
+the intent asks about tests (``test``, ``spec``, ``fixture``, ``coverage``...): tests
+repeat the code's words, so by text alone they would outrank the code a question is
+about. A missing capability (no
 vectors, no graph, no history) leaves its signal at 0 for every candidate, so it
 cannot reorder anything. Divisions are integer; the order is total (score,
 path, lines, chunk id).
@@ -29,6 +33,7 @@ from dataclasses import dataclass, replace
 
 from ..index.tokenize import identifier_parts, query_terms
 from .base import MiddleStage, Stopwatch
+from .locate import is_test_path
 from .types import (
     Candidate,
     CandidateSet,
@@ -41,8 +46,10 @@ from .types import (
 
 __all__ = [
     "RECENCY_BOUNDS",
+    "TEST_PERMILLE",
     "WEIGHTS",
     "ScoringStage",
+    "asks_about_tests",
     "intent_terms",
     "recency_bucket",
     "words_of_path",
@@ -124,6 +131,16 @@ _STOP = frozenset(
     )
 )
 _SPLIT = re.compile(r"[/._\-\s]+")
+#: a test file's share of its score when the intent is not about tests
+TEST_PERMILLE = 600
+_TEST_WORDS = frozenset(
+    ("test", "tests", "testing", "spec", "specs", "fixture", "fixtures", "pytest", "coverage")
+)
+
+
+def asks_about_tests(intent: str) -> bool:
+    """Whether an intent is about tests (then test files keep their full score)."""
+    return any(t in _TEST_WORDS for t in query_terms(intent))
 
 
 def intent_terms(intent: str) -> tuple[str, ...]:
@@ -196,6 +213,8 @@ class ScoringStage(MiddleStage):
         else:
             warnings.append("no history: the recency signal is 0 for every candidate")
         as_of = input.query.as_of
+        demote = not asks_about_tests(input.query.intent)
+        demoted = 0
 
         scored: list[Candidate] = []
         for i, c in enumerate(cands):
@@ -213,6 +232,9 @@ class ScoringStage(MiddleStage):
                 "recency": (5 - recency_bucket(age)) * 200,
             }
             score = sum(weights.get(k, 0) * v for k, v in signals.items()) // 1000
+            if demote and is_test_path(c.path):
+                score = score * TEST_PERMILLE // 1000
+                demoted += 1
             scored.append(replace(c, score=score, signals=tuple(sorted(signals.items()))))
         ordered = sorted_candidates(scored)
         evidence = (
@@ -222,6 +244,7 @@ class ScoringStage(MiddleStage):
                 weights=dict(sorted(weights.items())),
                 terms=list(terms),
                 with_history=len(times),
+                tests_demoted=demoted,
             ),
         )
         return StageResult(

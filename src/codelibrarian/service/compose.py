@@ -237,6 +237,8 @@ class ComposeService:
             is_sensitive=ws.is_sensitive,
         )
         ctx.memo["shared"] = memo
+        if ws.ablate:
+            ctx.memo["ablate"] = ws.ablate
         ctx.share_texts(memo.setdefault("texts", {}), memo.setdefault("lines", {}))
         vitals = measure(
             changed_lines=changed_line_count(changes),

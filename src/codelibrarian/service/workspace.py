@@ -65,6 +65,20 @@ def check_text(value: str, what: str) -> str:
     return text
 
 
+def _ablated(value: str) -> frozenset[str]:
+    """Retrieval signals switched off by ``LIBRARIAN_ABLATE`` (the ablation benchmark)."""
+    from ..query.locate import SIGNALS
+
+    names = frozenset(n.strip() for n in value.split(",") if n.strip())
+    unknown = sorted(names - set(SIGNALS))
+    if unknown:
+        raise UsageError(
+            f"LIBRARIAN_ABLATE names unknown signal(s): {', '.join(unknown)}",
+            hint=f"Signals are: {', '.join(SIGNALS)}.",
+        )
+    return names
+
+
 def _config_stamp(root: Path) -> object:
     """Which config file applies to ``root``, with its size and mtime (None: defaults)."""
     found = find_config_file(root)
@@ -141,6 +155,7 @@ class WorkspaceSession:
         self._is_git: bool | None = None
         self._commit_times: tuple[str | None, dict[str, int]] | None = None
         self.memo: dict[str, Any] = {}
+        self.ablate = _ablated(os.environ.get("LIBRARIAN_ABLATE", ""))
 
     def config_changed(self) -> bool:
         """Whether the repository's config file changed since this session loaded it."""

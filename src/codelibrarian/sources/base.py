@@ -225,6 +225,7 @@ class SourceContext:
         hunks: Iterable[DiffHunk] = (),
         entries: Iterable[HistoryEntry] = (),
         edges: Iterable[tuple[str, str]] = (),
+        excerpt: Iterable[tuple[int, str]] = (),
         quotes: Iterable[str] = (),
     ) -> Candidate:
         """A candidate with its HMAC id and estimate; scores are clamped to their ranges.
@@ -248,6 +249,7 @@ class SourceContext:
             hunks=tuple(hunks),
             entries=tuple(entries),
             edges=tuple(edges),
+            excerpt=tuple(excerpt),
             quotes=tuple(quotes),
         )
 

@@ -7,11 +7,6 @@ Candidates (scores in thousandths):
   entry, at most the 5 newest sessions. relevance 300 + 6/10 of the keyword
   relevance of the entries (+100 when an entry's role is the trigger's agent
   role); specificity 400; risk 200; recency from the newest entry's age.
-- ``session_history`` decision snapshots: the three newest earlier compositions of
-  this workspace (``as_of`` strictly before the trigger's, one per distinct task,
-  read from the private sidecars in ``.librarian/decisions/private/``): the task
-  and the files that pack showed. relevance 150 + 6/10 of the keyword relevance
-  of the earlier task; specificity 300; risk 100; recency from its ``as_of``.
 - ``learning``: one per recorded learning whose words share at least one
   keyword with the trigger (all learnings when the trigger has no keywords):
   relevance 200 + 8/10 of its keyword relevance; specificity 700; risk 500;
@@ -19,11 +14,15 @@ Candidates (scores in thousandths):
 
 Entries recorded after ``as_of`` are ignored, so replaying an older trigger
 sees the history it saw then.
+
+What earlier *compositions* showed is not offered: a pack that lists the files
+earlier packs showed only echoes the librarian's own choices back at it, so
+packs would drift with use (an identical compose later would be biased toward
+whatever came before). The private replay sidecars stay for ``replay``; the
+agent's own recorded work (sessions, learnings) is the evidence this lane carries.
 """
 
 from __future__ import annotations
-
-import json
 
 from ..composer.determinism import recency_bucket
 from ..composer.shrink import entries_body
@@ -76,7 +75,6 @@ class HistorySource:
                     entries=entries,
                 )
             )
-        out.extend(self._snapshots(ctx))
         for learning in load_learnings(ctx.state.sessions_dir):
             if learning.recorded_at > as_of:
                 continue
@@ -99,52 +97,4 @@ class HistorySource:
                     entries=(HistoryEntry(text, learning.recorded_at),),
                 )
             )
-        return out
-
-    @staticmethod
-    def _snapshots(ctx: SourceContext) -> list[Candidate]:
-        folder = ctx.state.decisions_dir / "private"
-        if not folder.is_dir():
-            return []
-        found: list[tuple[int, str, str, list[str]]] = []
-        for path in sorted(folder.glob("*.json")):
-            try:
-                data = json.loads(path.read_text(encoding="utf-8"))
-                trig = data["trigger"]
-                as_of = int(trig["as_of"])
-                task = str(trig["task"]).strip()
-                files = [str(f) for f in data.get("files", [])]
-            except (OSError, ValueError, KeyError, TypeError):
-                continue
-            if as_of < ctx.trigger.as_of and task:
-                found.append((as_of, path.stem, task, files))
-        found.sort(key=lambda f: (-f[0], f[1]))
-        out: list[Candidate] = []
-        seen: set[str] = set()
-        for as_of, ident, task, files in found:
-            if task in seen or task == ctx.trigger.task.strip():
-                continue
-            seen.add(task)
-            shown = ", ".join(files[:12]) + (
-                f" (+{len(files) - 12} more)" if len(files) > 12 else ""
-            )
-            first = task.splitlines()[0][:200]
-            text = f"Earlier task: {first}\nIts pack showed: {shown or '(no files)'}"
-            out.append(
-                ctx.candidate(
-                    kind="session_history",
-                    lane="history",
-                    path=".librarian/decisions/snapshot",
-                    content=text,
-                    title="Earlier composition",
-                    discriminator=ident,
-                    relevance=150 + keyword_relevance(task, ctx.trigger.keywords) * 6 // 10,
-                    specificity=300,
-                    risk=100,
-                    recency_bucket=recency_bucket(ctx.trigger.as_of - as_of),
-                    entries=(HistoryEntry(text, as_of),),
-                )
-            )
-            if len(out) >= 3:
-                break
         return out

@@ -1,26 +1,30 @@
-"""Retrieved lane: the code most likely to matter, by text and graph signals.
+"""Retrieved lane: the spans where the change is likely to happen, from the query stack.
 
-Files come from :mod:`.ranking` (BM25 + path + personalized PageRank + recency).
-Each candidate's header carries the file's relative path and line range.
+Files and spans come from :mod:`codelibrarian.query.locate` (via :mod:`.ranking`):
+the top ``clamp(budget // 400, 4, 20)`` files, and in each its spans — a function
+or method, a class's own lines (its header and fields), a run of module-level
+lines — best first. Every span is an *excerpt* candidate (``semantic_match``):
+its lines verbatim, framed by the first line of the enclosing class, cut to
+``clamp(budget * 45 / 100, 300, 1500)`` tokens (prose dropped before code).
+Excerpts of one file selected together render as one block (see
+``composer.render``), so the pack shows the file's relevant parts in order,
+the rest elided with ``⋮``.
 
-- ``semantic_match``: for the top ``clamp(budget // 250, 6, 40)`` files, the
-  whole file when it fits the per-file cap ``clamp(budget // 8, 150, 1200)``
-  tokens, else up to three of its best-matching chunks, each cut to the cap.
-  relevance = the file's ranking score for its first piece, 7/10 of it for the
-  second, 1/2 for the third; specificity 600 for a whole file, 700 for a
-  definition chunk, 400 for a module-level chunk; risk 300; recency from git.
-- ``test_context`` (budgets of 4,000 tokens and more): tests related to the
-  changed files and the top five files,
-  by import edges (the test imports the file) or by naming (``test_foo.py``,
-  ``foo_test.go``, ``foo.test.ts`` for ``foo``): the test's best chunk (or its
-  start) cut to half the cap. relevance 200 + a fifth of the related file's
-  score (changed files count 1000); specificity 500; risk 300.
+relevance = the file's share of the best file's score x (350 + 650 x the span's
+score within its file) / 1000; a span whose docstring or comments make up at
+least a third of it (six lines or more) is offered as two candidates, its code
+at that relevance and its prose at half of it, so under pressure bodies beat
+prose. specificity 600; risk 300; recency from git.
+
+``test_context`` (budgets of 4,000 tokens and more): tests related to the
+changed files and the top five files, by import edges (the test imports the
+file) or by naming (``test_foo.py``, ``foo_test.go``, ``foo.test.ts`` for
+``foo``): the test's best-matching span (or its start) cut to half the cap.
+relevance 200 + a fifth of the related file's score (changed files count 1000);
+specificity 500; risk 300.
 
 Sensitive files that match the task (or were asked for) appear as placeholder
 candidates so the policy engine's exclusion is recorded; their content is never read.
-
-When the query pipeline is present and configured it can replace the text
-signal; until then BM25 from the index is the text signal (see docs/compose.md).
 """
 
 from __future__ import annotations
@@ -28,30 +32,27 @@ from __future__ import annotations
 import posixpath
 from collections import defaultdict
 
+from ..composer.excerpt import render_excerpt
 from ..composer.types import Candidate
-from ..index.records import ChunkHit
-from ..tokens import fit_prefix
+from ..query.locate import Span
 from .base import PLACEHOLDER, SourceContext, clamp
-from .ranking import FileRank, is_test_path, rank_files
+from .excerpts import Excerpt, fit_excerpt, numbered, prose_lines
+from .ranking import FileRank, is_test_path, rank_files, rank_spans, request_for
 
 __all__ = ["RetrievedSource", "per_file_cap"]
 
-_DEFINITION_KINDS = frozenset(
-    {"function", "method", "class", "interface", "struct", "enum", "trait", "type", "macro"}
-)
-
-
 #: below this budget the lane offers no test_context (code of the files comes first)
 _TESTS_FROM_BUDGET = 4000
+_SPANS_PER_FILE = 24
+_PROSE_SHARE = 3  # prose is split off when it is at least 1/3 of a span...
+_PROSE_MIN = 6  # ...and at least this many lines
+#: spans are offered, best first across files, until they hold this many budgets
+_OFFER_BUDGETS = 3
 
 
 def per_file_cap(budget: int) -> int:
-    """Largest body (tokens) one file may bring into the retrieved lane."""
-    return clamp(budget // 8, 150, 1200)
-
-
-def _lines(rows: list[str], a: int, b: int) -> str:
-    return "\n".join(rows[a - 1 : b]) + "\n"
+    """Largest excerpt (tokens) one span may bring into the retrieved lane."""
+    return clamp(budget * 45 // 100, 300, 1500)
 
 
 def _language(path: str) -> str | None:
@@ -75,14 +76,13 @@ def _test_stems(path: str) -> str:
 
 
 class RetrievedSource:
-    """Best code of the top-ranked files (``semantic_match``) and their tests."""
+    """Ranked spans of the top files (``semantic_match``) and their tests."""
 
     name = "retrieved"
 
     def gather(self, ctx: SourceContext) -> list[Candidate]:
         ranking = rank_files(ctx)
         cap = per_file_cap(ctx.budget)
-        top_n = clamp(ctx.budget // 250, 6, 40)
         out: list[Candidate] = []
         for path in ranking.sensitive:
             # stands for a matching sensitive file; the policy engine excludes it unread
@@ -98,76 +98,84 @@ class RetrievedSource:
                     risk=1000,
                 )
             )
-        for rank in ranking.top(top_n):
-            out.extend(self._file_pieces(ctx, rank, cap))
+        top = ranking.top(clamp(ctx.budget // 400, 4, 20))
+        best = max((f.score for f in top), default=0)
+        offers: list[tuple[int, str, Span]] = []
+        for rank in top:
+            offers.extend(self._file_spans(ctx, rank, best))
+        # best spans first across files, until they hold a few budgets' worth of
+        # tokens: the rest would never be chosen and only cost time downstream
+        offers.sort(key=lambda o: (-o[0], o[1], o[2].start, o[2].chunk_id))
+        room = ctx.budget * _OFFER_BUDGETS
+        for relevance, path, span in offers:
+            if room <= 0:
+                break
+            made = self._span(ctx, ctx.lines(path), span, relevance=relevance, cap=cap)
+            room -= sum(c.token_estimate for c in made)
+            out.extend(made)
         if ctx.budget >= _TESTS_FROM_BUDGET:
             out.extend(self._tests(ctx, ranking.tests, ranking.top(5), cap // 2))
         return out
 
-    def _file_pieces(self, ctx: SourceContext, rank: FileRank, cap: int) -> list[Candidate]:
-        text = ctx.read(rank.path)
-        if not text or not text.strip():
-            return []
-        recency = ctx.recency.get(rank.path, 0)
-        lang = _language(rank.path)
+    @staticmethod
+    def _file_spans(ctx: SourceContext, rank: FileRank, best: int) -> list[tuple[int, str, Span]]:
+        """``(relevance, path, span)`` for the file's best spans."""
         rows = ctx.lines(rank.path)
-        n_lines = max(1, len(rows))
-        if ctx.file_tokens(rank.path) <= cap:
-            return [
-                ctx.candidate(
-                    kind="semantic_match",
-                    lane="retrieved",
-                    path=rank.path,
-                    content=text,
-                    title=rank.path,
-                    relevance=rank.score,
-                    specificity=600,
-                    risk=300,
-                    recency_bucket=recency,
-                    lines=(1, n_lines),
-                    language=lang,
-                )
-            ]
+        if not rows or ctx.store is None:
+            return []
+        spans = rank_spans(
+            ctx.store,
+            request_for(ctx),
+            rank,
+            quoted_chunks=rank_files(ctx).quoted_chunks,
+            shared=ctx.memo.setdefault("shared", {}),
+        )
+        share = rank.score * 1000 // best if best else 0
+        return [
+            (share * (350 + 650 * span.score // 1000) // 1000, rank.path, span)
+            for span in spans[:_SPANS_PER_FILE]
+        ]
+
+    @staticmethod
+    def _span(
+        ctx: SourceContext, rows: list[str], span: Span, *, relevance: int, cap: int
+    ) -> list[Candidate]:
+        path = span.path
+        lines = numbered(rows, span.own, span.frame)
+        prose = prose_lines(lines) - set(span.frame)
+        parts: list[tuple[str, Excerpt, int]] = []
+        body_count = len(lines) - len(span.frame)
+        if len(prose) >= _PROSE_MIN and len(prose) * _PROSE_SHARE >= body_count:
+            first = lines[len(span.frame)][0] if body_count > 0 else 0
+            keep = {*span.frame, first}
+            code = tuple(x for x in lines if x[0] not in prose or x[0] in keep)
+            words = tuple(x for x in lines if x[0] in prose or x[0] in keep)
+            parts = [("", code, relevance), ("prose", words, relevance // 2)]
+        else:
+            parts = [("", lines, relevance)]
         out: list[Candidate] = []
-        hits = self._distinct(rank.hits)[:3]
-        for index, hit in enumerate(hits):
-            body = _lines(rows, hit.start_line, hit.end_line)
-            # measure the lines we render, not the chunk: a class chunk's indexed text is
-            # its header and method signatures, far shorter than the class's line range
-            if ctx.tokenizer.count(body) > cap:
-                body = fit_prefix(ctx.tokenizer, body, cap)
-            if not body.strip():
+        for tag, excerpt, rel in parts:
+            fitted = fit_excerpt(ctx.tokenizer, excerpt, cap, keep=span.frame)
+            if not fitted:
                 continue
-            end = hit.start_line + max(0, body.count("\n") - 1)
-            relevance = rank.score * (10, 7, 5)[index] // 10
             out.append(
                 ctx.candidate(
                     kind="semantic_match",
                     lane="retrieved",
-                    path=rank.path,
-                    content=body,
-                    title=rank.path,
-                    chunk_index=index,
-                    discriminator=f"{hit.start_line}-{hit.end_line}",
-                    relevance=relevance,
-                    specificity=700 if hit.kind in _DEFINITION_KINDS else 400,
+                    path=path,
+                    content=render_excerpt(fitted),
+                    title=path,
+                    discriminator=f"{span.start}-{span.end}{tag}",
+                    relevance=rel,
+                    specificity=600,
                     risk=300,
-                    recency_bucket=recency,
-                    lines=(hit.start_line, min(max(hit.start_line, end), n_lines)),
-                    language=lang,
+                    recency_bucket=ctx.recency.get(path, 0),
+                    lines=(fitted[0][0], fitted[-1][0]),
+                    language=_language(path),
+                    excerpt=fitted,
                 )
             )
         return out
-
-    @staticmethod
-    def _distinct(hits: tuple[ChunkHit, ...]) -> list[ChunkHit]:
-        """Hits best first, dropping those nested in or overlapping an earlier one."""
-        kept: list[ChunkHit] = []
-        for h in hits:
-            if any(h.start_line <= k.end_line and k.start_line <= h.end_line for k in kept):
-                continue
-            kept.append(h)
-        return kept
 
     def _tests(
         self,
@@ -207,31 +215,30 @@ class RetrievedSource:
                 related[path] = max(targets[p] for p in linked)
         out: list[Candidate] = []
         for path in sorted(related, key=lambda p: (-related[p], p))[:5]:
-            text = ctx.read(path)
-            if not text or not text.strip():
+            rows = ctx.lines(path)
+            if not rows or not any(r.strip() for r in rows):
                 continue
             found = ranked.get(path)
-            hit = self._distinct(found.hits)[0] if found and found.hits else None
-            rows = ctx.lines(path)
+            hit = found.hits[0] if found and found.hits else None
             # no matching chunk: the start of the file (a bounded slice, then cut to cap)
             a, b = (hit.start_line, hit.end_line) if hit else (1, min(len(rows), cap * 2))
-            body = fit_prefix(ctx.tokenizer, _lines(rows, a, b), cap)
-            if not body.strip():
+            fitted = fit_excerpt(ctx.tokenizer, numbered(rows, [(a, b)]), cap)
+            if not fitted:
                 continue
-            end = a + max(0, body.count("\n") - 1)
             out.append(
                 ctx.candidate(
                     kind="test_context",
                     lane="retrieved",
                     path=path,
-                    content=body,
+                    content=render_excerpt(fitted),
                     title=path,
                     relevance=200 + related[path] // 5,
                     specificity=500,
                     risk=300,
                     recency_bucket=ctx.recency.get(path, 0),
-                    lines=(a, max(a, end)),
+                    lines=(fitted[0][0], fitted[-1][0]),
                     language=_language(path),
+                    excerpt=fitted,
                 )
             )
         return out

@@ -16,6 +16,12 @@ Scoring (thousandths), all kinds ``rule_doc``:
 - **guides** (CONTRIBUTING, ARCHITECTURE, style guides, configured files) are split
   into sections at Markdown headings. relevance 150 + 6/10 of the section's keyword
   relevance (share of the trigger's keywords in it); specificity 300; risk 300.
+  A process document (``CONTRIBUTING.md``) is offered for a code task only where it speaks to it: a
+  section must carry at least two of the task's keywords and a third of them,
+  unless the task itself is about process (contributing, releases, changelog,
+  style, conventions, commits, reviews, documentation) or the agent's role is a
+  review (``Reviewer``, ``Critical``). Otherwise a
+  CONTRIBUTING.md would take a share of every small pack by its lane minimum.
 - recency: the file's git recency bucket.
 """
 
@@ -39,6 +45,16 @@ _AGENT_NAMES = frozenset({"AGENTS.md", "CLAUDE.md", ".cursorrules"})
 _GUIDE_NAMES = frozenset({"CONTRIBUTING.md", "ARCHITECTURE.md"})
 _WHOLE_LIMIT = 1200
 _SECTION_LIMIT = 900
+#: words that make a task about process, where guides are wanted whatever they say
+_PROCESS = re.compile(
+    r"contribut|release|changelog|style|convention|guideline|commit message|pull request"
+    r"|\breview|\bdocs?\b|documentation|readme|lint|format",
+    re.IGNORECASE,
+)
+#: agent roles whose work is the project's process (a review): guides always offered
+_PROCESS_ROLES = frozenset({"reviewer", "critical"})
+_GUIDE_MIN_HITS = 2
+_GUIDE_MIN_SHARE = 334
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,6 +156,18 @@ def _agent_relevance(path: str, text: str, targets: Sequence[str]) -> int:
     return 900 if _governs(path, targets) else 700
 
 
+def _is_process(path: str) -> bool:
+    """A document about how to contribute, not about the code (CONTRIBUTING.md)."""
+    return posixpath.basename(path).upper().startswith("CONTRIBUTING")
+
+
+def _speaks_to(body: str, keywords: Sequence[str], share: int) -> bool:
+    """Whether a guide section is about the task: enough of its keywords, often enough."""
+    if share < _GUIDE_MIN_SHARE:
+        return False
+    return keyword_relevance(body, keywords) * len(keywords) // 1000 >= _GUIDE_MIN_HITS
+
+
 class RulesSource:
     """Rule and instruction files as ``rule_doc`` candidates in the rules lane."""
 
@@ -147,6 +175,8 @@ class RulesSource:
 
     def gather(self, ctx: SourceContext) -> list[Candidate]:
         targets = sorted({*ctx.changed_paths, *ctx.trigger.files})
+        role = (ctx.trigger.agent_role or "").lower()
+        process_task = bool(_PROCESS.search(ctx.trigger.task)) or role in _PROCESS_ROLES
         out: list[Candidate] = []
         shared = ctx.memo.setdefault("shared", {})
         found = shared.get("rules.files")
@@ -192,7 +222,14 @@ class RulesSource:
                         continue
                 rel = relevance
                 if kind == "guide":
-                    rel = clamp(150 + keyword_relevance(body, ctx.trigger.keywords) * 6 // 10)
+                    share = keyword_relevance(body, ctx.trigger.keywords)
+                    if (
+                        _is_process(path)
+                        and not process_task
+                        and not _speaks_to(body, ctx.trigger.keywords, share)
+                    ):
+                        continue
+                    rel = clamp(150 + share * 6 // 10)
                 title = f"{path} § {section.title}" if section.title else path
                 end = section.start + max(0, body.count("\n") - 1)
                 out.append(

@@ -25,23 +25,30 @@ from __future__ import annotations
 import functools
 import posixpath
 
+from ..composer.excerpt import render_excerpt
 from ..composer.types import Candidate
 from ..index.records import Symbol
-from ..tokens import fit_prefix
 from ..trigger import split_identifier
 from .base import SourceContext, clamp
+from .excerpts import fit_excerpt, numbered
 from .ranking import diff_identifiers, rank_files
 
 __all__ = ["StructureSource", "map_cap"]
 
 _KIND_ORDER = {"class": 0, "interface": 0, "struct": 0, "trait": 0, "enum": 1, "type": 1}
 _MAX_SYMBOLS = 10
+#: the map's share of the budget (per mille); it is what orients, code is what edits
+_MAP_PERMILLE = 120
+#: the map's relevance: below the best spans, above the weak ones
+_MAP_RELEVANCE = 600
 _PER_FILE = 4
+#: below this budget a map entry carries two definition lines, not four
+_WIDE_MAP_FROM = 4000
 
 
 def map_cap(budget: int) -> int:
     """Token cap of the repository map for a total budget."""
-    return clamp(budget * 35 // 100, 300, 3000)
+    return clamp(budget * _MAP_PERMILLE // 1000, 150, 3000)
 
 
 @functools.lru_cache(maxsize=65536)
@@ -54,12 +61,12 @@ def _line_parts(text: str) -> frozenset[str]:
     return frozenset(split_identifier(text))
 
 
-def _pick(symbols: list[Symbol], keywords: frozenset[str]) -> list[Symbol]:
+def _pick(symbols: list[Symbol], keywords: frozenset[str], per_file: int) -> list[Symbol]:
     def key(s: Symbol) -> tuple[int, int, int, str]:
         parts = _name_parts(s.name)
         return (-len(parts & keywords), _KIND_ORDER.get(s.kind, 2), s.start_line, s.name)
 
-    top = sorted(symbols, key=key)[:_PER_FILE]
+    top = sorted(symbols, key=key)[:per_file]
     return sorted(top, key=lambda s: (s.start_line, s.name))
 
 
@@ -106,6 +113,7 @@ class StructureSource:
         if not ranking.files:
             return None
         cap = map_cap(ctx.budget)
+        per_file = _PER_FILE if ctx.budget >= _WIDE_MAP_FROM else 2
         keywords = frozenset(ctx.trigger.keywords)
         blocks: list[str] = []
         listed: list[str] = []
@@ -120,7 +128,7 @@ class StructureSource:
             if symbols is None:
                 symbols = store.symbols(path=rank.path)
                 symbol_cache[rank.path] = symbols
-            for sym in _pick(symbols, keywords):
+            for sym in _pick(symbols, keywords, per_file):
                 if 1 <= sym.start_line <= len(rows):
                     raw = rows[sym.start_line - 1].rstrip()
                     if raw.strip():
@@ -160,7 +168,7 @@ class StructureSource:
             path=".librarian/repo-map",
             content="\n".join(blocks) + "\n",
             title="Repository map (most relevant files first)",
-            relevance=750,
+            relevance=_MAP_RELEVANCE,
             specificity=500,
             risk=300,
             recency_bucket=0,
@@ -198,25 +206,26 @@ class StructureSource:
             rows = ctx.lines(sym.path)
             if not rows:
                 continue
-            body = "\n".join(rows[sym.start_line - 1 : sym.end_line]) + "\n"
-            body = fit_prefix(ctx.tokenizer, body, cap)
-            if not body.strip():
+            fitted = fit_excerpt(
+                ctx.tokenizer, numbered(rows, [(sym.start_line, sym.end_line)]), cap
+            )
+            if not fitted:
                 continue
-            end = sym.start_line + max(0, body.count("\n") - 1)
             out.append(
                 ctx.candidate(
                     kind="symbol_context",
                     lane="structure",
                     path=sym.path,
-                    content=body,
+                    content=render_excerpt(fitted),
                     title=sym.path,
                     discriminator=f"{sym.name}@{sym.start_line}",
                     relevance=relevance,
                     specificity=800,
                     risk=400,
                     recency_bucket=ctx.recency.get(sym.path, 0),
-                    lines=(sym.start_line, max(sym.start_line, end)),
+                    lines=(fitted[0][0], fitted[-1][0]),
                     language=posixpath.splitext(sym.path)[1].lstrip(".") or None,
+                    excerpt=fitted,
                 )
             )
         return out

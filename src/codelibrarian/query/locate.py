@@ -1,0 +1,670 @@
+"""Locate: rank the files a task will touch, then the spans inside them.
+
+The retrieval stack shared by ``compose`` (the retrieved and structure lanes) and
+``query``. Three stages, each reported with its counts:
+
+1. **retrieval** — BM25 over the index's chunks for the task's keywords (plus
+   crude singular forms, the index does not stem); in diff mode a second query
+   made of the identifiers on the change's lines; look-ups of the task's
+   identifiers among symbol names; quoted strings (error messages, log lines)
+   found verbatim in chunk text.
+2. **expansion** — personalized PageRank over the combined reference / import /
+   co-change graph, seeded by the changed and explicit files and the best text
+   matches; in diff mode the files that co-changed with the changed files and the
+   files that reference the symbols the change touches (its callers).
+3. **scoring** — one integer score per file (0..1000) from its signals, each
+   normalized to 0..1000 and weighted per mille (:data:`FILE_WEIGHTS`, separate
+   weights for a task with a diff); files the index did not parse as code count
+   6/10. Then, for the files a caller asks about, one score per span
+   (:func:`rank_spans`): chunk BM25, how many task words the symbol's name and
+   the body carry, and, in diff mode, the change's identifiers it uses.
+
+Every signal can be switched off by name (``LocateRequest.off``, used by the
+ablation benchmark): ``text``, ``path``, ``graph``, ``names``, ``quoted``,
+``cochange``, ``callers``, ``diff_text``, ``span_names``, ``span_body``.
+
+Scores are integers and every order has a total key ending in a path or id.
+Weights were fitted on the tuning repositories of benchmarks/ctxbench.md
+(never on its held-out split).
+"""
+
+from __future__ import annotations
+
+import functools
+import posixpath
+import re
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..index.records import Chunk, ChunkHit, Symbol
+from ..index.tokenize import identifier_parts
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from ..index.store import Storage
+
+__all__ = [
+    "FILE_WEIGHTS",
+    "SIGNALS",
+    "LocateRequest",
+    "Located",
+    "LocatedFile",
+    "Span",
+    "Stage",
+    "is_test_path",
+    "locate",
+    "quoted_strings",
+    "rank_spans",
+    "variants",
+]
+
+#: every signal name :class:`LocateRequest.off` accepts
+SIGNALS: tuple[str, ...] = (
+    "text",
+    "path",
+    "graph",
+    "names",
+    "quoted",
+    "cochange",
+    "callers",
+    "diff_text",
+    "span_names",
+    "span_body",
+)
+
+#: per-mille file weights without and with a diff (fitted, see the module docstring)
+FILE_WEIGHTS: Mapping[str, Mapping[str, int]] = {
+    "intent": {"text": 420, "path": 150, "graph": 150, "names": 200, "quoted": 300},
+    "diff": {
+        "text": 450,
+        "path": 200,
+        "graph": 80,
+        "names": 50,
+        "quoted": 300,
+        "cochange": 120,
+        "callers": 100,
+    },
+}
+_NON_CODE_PERMILLE = 600
+_TASK_HITS = 200
+_DIFF_HITS = 120
+_SEEDS_FROM_TEXT = 10
+_PR_ITERATIONS = 60
+_GRAPH_CANDIDATES = 200
+_QUOTED_MIN = 6
+
+_QUOTED = re.compile(r"""["'`]([^"'`\n]{6,200})["'`]""")
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def variants(word: str) -> list[str]:
+    """Crude singular/stem forms (``loggers`` -> ``logger``), since the index does not stem."""
+    out: list[str] = []
+    if len(word) > 4 and word.endswith("ies"):
+        out.append(word[:-3] + "y")
+    elif len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        out.append(word[:-1])
+    if len(word) > 5 and word.endswith("ing"):
+        out.append(word[:-3])
+    if len(word) > 4 and word.endswith("ed"):
+        out.append(word[:-2])
+        out.append(word[:-1])
+    return [w for w in out if len(w) >= 3]
+
+
+def is_test_path(path: str) -> bool:
+    """Whether ``path`` looks like a test file by its name or folder."""
+    parts = path.lower().split("/")
+    name = parts[-1]
+    if any(p in ("test", "tests", "__tests__", "spec", "testing") for p in parts[:-1]):
+        return True
+    stem = name.split(".")[0]
+    return (
+        stem.startswith("test_")
+        or stem.endswith(("_test", "_tests", "_spec"))
+        or ".test." in name
+        or ".spec." in name
+        or stem in ("test", "tests", "conftest")
+    )
+
+
+def quoted_strings(text: str) -> tuple[str, ...]:
+    """Quoted phrases of a task (error messages, log lines) worth finding verbatim."""
+    out = []
+    for m in _QUOTED.finditer(text):
+        phrase = m.group(1).strip()
+        if len(phrase) >= _QUOTED_MIN and any(c.isalpha() for c in phrase):
+            out.append(phrase)
+    return tuple(dict.fromkeys(out))
+
+
+def _parts(name: str) -> frozenset[str]:
+    out: set[str] = set()
+    for piece in name.split("."):
+        if piece:
+            out.add(piece.lower())
+            out.update(identifier_parts(piece))
+    return frozenset(out)
+
+
+@dataclass(frozen=True, slots=True)
+class LocateRequest:
+    """What to locate: the task's words and, with a diff, what the change touches."""
+
+    task: str
+    keywords: tuple[str, ...]
+    identifiers: tuple[str, ...] = ()
+    changed: tuple[str, ...] = ()
+    explicit: tuple[str, ...] = ()
+    diff_words: tuple[str, ...] = ()
+    changed_names: tuple[str, ...] = ()
+    excluded: frozenset[str] = frozenset()
+    off: frozenset[str] = frozenset()
+
+    @property
+    def mode(self) -> str:
+        return "diff" if self.changed else "intent"
+
+    def terms(self) -> frozenset[str]:
+        """The keywords and their crude singular forms."""
+        return frozenset(self.keywords) | {v for k in self.keywords for v in variants(k)}
+
+
+@dataclass(frozen=True, slots=True)
+class Stage:
+    """One stage of a locate run, as the explanation shows it (counts, no paths)."""
+
+    name: str
+    summary: str
+
+
+@dataclass(frozen=True, slots=True)
+class LocatedFile:
+    """A ranked file: its score (0..1000), its signals and its chunk hits, best first."""
+
+    path: str
+    score: int
+    signals: tuple[tuple[str, int], ...]
+    hits: tuple[ChunkHit, ...]
+    is_test: bool
+    is_code: bool
+
+    def signal(self, name: str) -> int:
+        return dict(self.signals).get(name, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """A span of a file: a definition (or a run of module-level lines) the edit may be in.
+
+    ``own`` are the line ranges that belong to the span itself (a class's header
+    without its members); ``frame`` the lines that frame it (the enclosing class's
+    first line); ``score`` its place within the file (0..1000).
+    """
+
+    path: str
+    start: int
+    end: int
+    symbol: str | None
+    kind: str
+    own: tuple[tuple[int, int], ...]
+    frame: tuple[int, ...]
+    score: int
+    signals: tuple[tuple[str, int], ...]
+    chunk_id: int
+    tokens: int
+
+
+@dataclass(frozen=True, slots=True)
+class Located:
+    """The ranked files (tests apart), the graph ranks and the stages that made them."""
+
+    files: tuple[LocatedFile, ...]
+    tests: tuple[LocatedFile, ...]
+    graph_rank: Mapping[str, int]
+    stages: tuple[Stage, ...]
+    sensitive: tuple[str, ...] = ()
+    quoted_chunks: frozenset[int] = field(default=frozenset())
+
+    def top(self, n: int) -> tuple[LocatedFile, ...]:
+        return self.files[:n]
+
+
+# ------------------------------------------------------------------ shared per index
+
+
+def _memo(shared: dict[str, Any], key: str, make: Any) -> Any:
+    value = shared.get(key)
+    if value is None:
+        value = make()
+        shared[key] = value
+    return value
+
+
+def _languages(store: Storage, shared: dict[str, Any]) -> dict[str, str]:
+    return _memo(shared, "locate.languages", lambda: {r.path: r.language for r in store.files()})  # type: ignore[no-any-return]
+
+
+def _symbols_by_name(store: Storage, shared: dict[str, Any]) -> dict[str, list[Symbol]]:
+    def make() -> dict[str, list[Symbol]]:
+        out: dict[str, list[Symbol]] = defaultdict(list)
+        for s in store.symbols():
+            out[s.name].append(s)
+        return dict(out)
+
+    return _memo(shared, "locate.symbols", make)  # type: ignore[no-any-return]
+
+
+def _name_parts_by_file(store: Storage, shared: dict[str, Any]) -> dict[str, list[frozenset[str]]]:
+    def make() -> dict[str, list[frozenset[str]]]:
+        out: dict[str, list[frozenset[str]]] = defaultdict(list)
+        for name, syms in _symbols_by_name(store, shared).items():
+            parts = _parts(name)
+            for s in syms:
+                out[s.path].append(parts)
+        return dict(out)
+
+    return _memo(shared, "locate.name_parts", make)  # type: ignore[no-any-return]
+
+
+@dataclass(frozen=True, slots=True)
+class _Graph:
+    order: tuple[str, ...]
+    index: dict[str, int]
+    src: np.ndarray
+    dst: np.ndarray
+    norm: np.ndarray
+    dangling: np.ndarray
+
+
+def _graph(store: Storage, shared: dict[str, Any]) -> _Graph:
+    import numpy as np  # imported on use: a cache-hit compose never needs it
+
+    cached = shared.get("ranking.graph")
+    if isinstance(cached, _Graph):
+        return cached
+    packed = store.combined_graph()  # the combined edges, stored with the index
+    order = packed.order
+    index = {name: i for i, name in enumerate(order)}
+    n = len(order)
+    src = np.frombuffer(packed.src, dtype="<i8")
+    dst = np.frombuffer(packed.dst, dtype="<i8")
+    wts = np.frombuffer(packed.weight, dtype="<i8").astype(np.float64)
+    out = np.bincount(src, weights=wts, minlength=n) if n else np.zeros(0)
+    norm = wts / out[src] if len(src) else np.zeros(0)
+    graph = _Graph(order, index, src, dst, norm, out == 0)
+    shared["ranking.graph"] = graph
+    return graph
+
+
+def pagerank(store: Storage, shared: dict[str, Any], seeds: Mapping[str, int]) -> dict[str, int]:
+    """Personalized PageRank (damping 0.85) in parts per million over the combined graph."""
+    import numpy as np
+
+    g = _graph(store, shared)
+    n = len(g.order)
+    if n == 0:
+        return {}
+    p = np.zeros(n, dtype=np.float64)
+    for name in sorted(seeds):
+        i = g.index.get(name)
+        if i is not None and seeds[name] > 0:
+            p[i] = float(seeds[name])
+    total = p.sum()
+    p = np.full(n, 1.0 / n) if total <= 0 else p / total
+    r = p.copy()
+    for _ in range(_PR_ITERATIONS):
+        flow = np.bincount(g.dst, weights=r[g.src] * g.norm, minlength=n)
+        nxt = 0.85 * (flow + r[g.dangling].sum() * p) + 0.15 * p
+        delta = float(np.abs(nxt - r).sum())
+        r = nxt
+        if delta < 1e-9:
+            break
+    ppm = np.rint(r * 1_000_000).astype(np.int64)
+    return {name: int(ppm[i]) for i, name in enumerate(g.order)}
+
+
+# ---------------------------------------------------------------------- locate
+
+
+def _file_scores(hits: Sequence[ChunkHit]) -> dict[str, tuple[int, list[ChunkHit]]]:
+    by_file: dict[str, list[ChunkHit]] = defaultdict(list)
+    for h in hits:
+        by_file[h.path].append(h)
+    out: dict[str, tuple[int, list[ChunkHit]]] = {}
+    for path, items in by_file.items():
+        items.sort(key=lambda h: (-h.score, h.start_line, h.chunk_id))
+        s = [max(0, h.score) for h in items[:3]]
+        out[path] = (s[0] + sum(s[1:]) // 2, items)
+    return out
+
+
+def _normalize(values: Mapping[str, int]) -> dict[str, int]:
+    top = max(values.values(), default=0)
+    if top <= 0:
+        return dict.fromkeys(values, 0)
+    return {k: v * 1000 // top for k, v in values.items()}
+
+
+def _merge_hits(into: dict[str, list[ChunkHit]], path: str, items: Iterable[ChunkHit]) -> None:
+    merged = {h.chunk_id: h for h in into.get(path, [])}
+    for h in items:
+        merged.setdefault(h.chunk_id, h)
+    into[path] = sorted(merged.values(), key=lambda h: (-h.score, h.start_line, h.chunk_id))
+
+
+def locate(
+    store: Storage,
+    request: LocateRequest,
+    shared: dict[str, Any],
+    *,
+    has_file: Any = None,
+    sensitive: Any = None,
+) -> Located:
+    """Rank the files for ``request`` (see the module docstring).
+
+    ``shared`` is a memo that lives as long as the index generation;
+    ``has_file(path)`` filters paths no longer in the workspace and
+    ``sensitive(path)`` marks paths that must never be read (they are reported
+    apart when they match, so the policy engine can record their exclusion).
+    """
+    off = request.off
+    changed = set(request.changed)
+    explicit = set(request.explicit)
+    terms = request.terms()
+    stages: list[Stage] = []
+
+    # 1. retrieval
+    text_raw: dict[str, int] = {}
+    hits_by_file: dict[str, list[ChunkHit]] = {}
+    n_task = n_diff = 0
+    if request.keywords and "text" not in off:
+        query = " ".join(dict.fromkeys([*request.keywords, *sorted(terms - set(request.keywords))]))
+        found = store.search(query, _TASK_HITS)
+        n_task = len(found)
+        for path, (score, items) in _file_scores(found).items():
+            text_raw[path] = score
+            hits_by_file[path] = items
+    if request.diff_words and "diff_text" not in off:
+        found = store.search(" ".join(request.diff_words), _DIFF_HITS)
+        n_diff = len(found)
+        for path, (score, items) in _file_scores(found).items():
+            text_raw[path] = text_raw.get(path, 0) + score * 3 // 5
+            _merge_hits(hits_by_file, path, items)
+    languages = _languages(store, shared)
+    from ..index.languages import LANGUAGES
+
+    code_langs = frozenset(lang.name for lang in LANGUAGES)
+
+    def is_code(path: str) -> bool:
+        return languages.get(path) in code_langs
+
+    for path in list(text_raw):
+        if not is_code(path):
+            text_raw[path] = text_raw[path] * 400 // 1000
+    text = _normalize(text_raw)
+
+    names_raw: dict[str, int] = {}
+    exact: set[str] = set()
+    if "names" not in off:
+        wanted = {i.replace("/", ".").split(".")[-1] for i in request.identifiers}
+        by_name = _symbols_by_name(store, shared)
+        for name in sorted(n for n in wanted if len(n) >= 3):
+            defs = by_name.get(name, ())
+            if 0 < len(defs) <= 5:
+                exact.update(s.path for s in defs)
+        if terms:
+            for path, parts_list in _name_parts_by_file(store, shared).items():
+                hits = sum(1 for parts in parts_list if parts & terms)
+                if hits:
+                    names_raw[path] = hits
+    quoted = quoted_strings(request.task) if "quoted" not in off else ()
+    quoted_files: dict[str, int] = {}
+    quoted_chunks: set[int] = set()
+    for phrase in quoted:
+        for h in store.search(" ".join(_WORD.findall(phrase)), 50):
+            try:
+                body = store.chunk(h.chunk_id).text
+            except (KeyError, LookupError):
+                continue
+            if phrase in body:
+                quoted_files[h.path] = quoted_files.get(h.path, 0) + 1
+                quoted_chunks.add(h.chunk_id)
+                _merge_hits(hits_by_file, h.path, [h])
+    stages.append(
+        Stage(
+            "retrieval",
+            f"BM25 {n_task} task hits, {n_diff} diff hits; {len(exact)} files define a "
+            f"named identifier; {len(quoted_chunks)} chunks quote the task",
+        )
+    )
+
+    # 2. expansion
+    seeds: dict[str, int] = dict.fromkeys(sorted(changed | explicit), 1000)
+    for path in sorted(text, key=lambda p: (-text[p], p))[:_SEEDS_FROM_TEXT]:
+        seeds[path] = max(seeds.get(path, 0), 1, text[path])
+    ranks = pagerank(store, shared, seeds) if "graph" not in off else {}
+    graph = _normalize({p: r for p, r in ranks.items() if p not in changed and p not in explicit})
+    cochange: dict[str, int] = {}
+    if changed and "cochange" not in off:
+        for a, b, w in _memo(shared, "locate.cochange", lambda: store.edges("cochange")):
+            if a in changed and b not in changed:
+                cochange[b] = cochange.get(b, 0) + w
+    callers: dict[str, int] = {}
+    if request.changed_names and "callers" not in off:
+        for name in request.changed_names:
+            refs = store.references(name=name)
+            users = {r.path for r in refs}
+            if len(users) > 25:
+                continue  # too common a name to point anywhere
+            for p in users:
+                callers[p] = callers.get(p, 0) + 1
+    stages.append(
+        Stage(
+            "expansion",
+            f"PageRank from {len(seeds)} seeds over {len(ranks)} files; "
+            f"{len(cochange)} co-changed files, {len(callers)} files use changed symbols",
+        )
+    )
+
+    # 3. scoring
+    weights = FILE_WEIGHTS[request.mode]
+    signals = {
+        "text": text,
+        "graph": graph,
+        "names": _normalize(
+            {p: v + (1000 if p in exact else 0) for p, v in _normalize(names_raw).items()}
+            | {p: 1000 for p in exact if p not in names_raw}
+        ),
+        "quoted": _normalize(quoted_files),
+        "cochange": _normalize(cochange),
+        "callers": _normalize(callers),
+    }
+    pool = set(text) | set(exact) | set(quoted_files) | set(cochange) | set(callers)
+    pool |= {p for p, _ in sorted(graph.items(), key=lambda x: (-x[1], x[0]))[:_GRAPH_CANDIDATES]}
+    pool |= explicit
+    if names_raw:
+        pool |= {p for p, _ in sorted(names_raw.items(), key=lambda x: (-x[1], x[0]))[:50]}
+    files: list[LocatedFile] = []
+    tests: list[LocatedFile] = []
+    hidden: list[str] = []
+    for path in sorted(pool):
+        if path in changed or path in request.excluded:
+            continue
+        if has_file is not None and not has_file(path):
+            continue
+        if sensitive is not None and sensitive(path):
+            if path in text or path in explicit:
+                hidden.append(path)
+            continue
+        parts = _parts(posixpath.splitext(path)[0].replace("/", "."))
+        sig = {k: v.get(path, 0) for k, v in signals.items()}
+        sig["path"] = 0 if "path" in off else min(1000, 350 * len(terms & parts))
+        score = sum(weights.get(k, 0) * v for k, v in sig.items()) // 1000
+        code = is_code(path)
+        if not code:
+            score = score * _NON_CODE_PERMILLE // 1000
+        if path in explicit:
+            score = max(score, 1000)
+        if score <= 0:
+            continue
+        located = LocatedFile(
+            path,
+            min(1000, score),
+            tuple(sorted((k, v) for k, v in sig.items() if v)),
+            tuple(hits_by_file.get(path, ())),
+            is_test_path(path),
+            code,
+        )
+        (tests if located.is_test else files).append(located)
+    files.sort(key=lambda f: (-f.score, f.path))
+    tests.sort(key=lambda f: (-f.score, f.path))
+    hidden.sort(key=lambda p: (-text.get(p, 0), p))
+    stages.append(
+        Stage(
+            "scoring",
+            f"{len(files)} files and {len(tests)} tests scored ({request.mode} weights"
+            + (f"; off: {', '.join(sorted(off))}" if off else "")
+            + ")",
+        )
+    )
+    return Located(
+        tuple(files),
+        tuple(tests),
+        ranks,
+        tuple(stages),
+        tuple(hidden[:5]),
+        frozenset(quoted_chunks),
+    )
+
+
+# ------------------------------------------------------------------------ spans
+
+#: per-mille span weights without and with a diff
+SPAN_WEIGHTS: Mapping[str, Mapping[str, int]] = {
+    "intent": {"bm25": 400, "names": 300, "body": 150, "head": 80, "quoted": 500},
+    "diff": {"bm25": 300, "uses": 300, "names": 200, "head": 80, "quoted": 500},
+}
+_CONTAINERS = frozenset({"class", "interface", "struct", "trait", "enum", "object", "module"})
+
+
+def _own_ranges(chunk: Chunk, chunks: Sequence[Chunk]) -> tuple[tuple[int, int], ...]:
+    """The lines of ``chunk`` not covered by a chunk nested inside it, as ranges."""
+    inner = sorted(
+        (c.start_line, c.end_line)
+        for c in chunks
+        if c is not chunk
+        and chunk.start_line <= c.start_line
+        and c.end_line <= chunk.end_line
+        and (c.start_line, c.end_line) != (chunk.start_line, chunk.end_line)
+    )
+    out: list[tuple[int, int]] = []
+    at = chunk.start_line
+    for a, b in inner:
+        if a > at:
+            out.append((at, a - 1))
+        at = max(at, b + 1)
+    if at <= chunk.end_line:
+        out.append((at, chunk.end_line))
+    return tuple(out)
+
+
+#: a file's chunks in line order (with their position), own line ranges and frame lines
+_Layout = tuple[tuple[int, Chunk, tuple[tuple[int, int], ...], tuple[int, ...]], ...]
+
+
+def _layout(store: Storage, path: str, chunks: Sequence[Chunk] | None) -> _Layout:
+    """The span layout of a file (task-independent; see :func:`rank_spans`)."""
+    rows = list(chunks) if chunks is not None else store.chunks_for(path)
+    if not rows:
+        return ()
+    symbols = {s.name: s for s in store.symbols(path=path)}
+    out = []
+    for index, c in enumerate(sorted(rows, key=lambda c: (c.start_line, c.end_line, c.chunk_id))):
+        own = _own_ranges(c, rows) if c.kind in _CONTAINERS else ((c.start_line, c.end_line),)
+        if not own:
+            continue
+        frame: tuple[int, ...] = ()
+        owner = c.symbol.rsplit(".", 1)[0] if c.symbol and "." in c.symbol else None
+        if owner is not None:
+            parent = symbols.get(owner.rsplit(".", 1)[-1])
+            if parent is not None and parent.start_line < c.start_line:
+                frame = (parent.start_line,)
+        out.append((index, c, own, frame))
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=32768)
+def _words(text: str) -> frozenset[str]:
+    """The lower-cased words of a chunk (kept across composes: chunks repeat)."""
+    return frozenset(w.lower() for w in _WORD.findall(text))
+
+
+def rank_spans(
+    store: Storage,
+    request: LocateRequest,
+    file: LocatedFile,
+    *,
+    quoted_chunks: frozenset[int] = frozenset(),
+    chunks: Sequence[Chunk] | None = None,
+    shared: dict[str, Any] | None = None,
+) -> tuple[Span, ...]:
+    """The spans of ``file``, best first, each scored 0..1000 within the file.
+
+    ``shared`` (a per-index-generation memo) keeps each file's span layout (its
+    chunks in order, their own line ranges and frames) across composes.
+    """
+    off = request.off
+    layouts: dict[str, _Layout] = {} if shared is None else shared.setdefault("locate.spans", {})
+    layout = layouts.get(file.path) if chunks is None else None
+    if layout is None:
+        layout = _layout(store, file.path, chunks)
+        if chunks is None:
+            layouts[file.path] = layout
+    if not layout:
+        return ()
+    terms = request.terms()
+    diff_words = frozenset(request.diff_words)
+    bm25 = {h.chunk_id: max(0, h.score) for h in file.hits}
+    top_bm25 = max(bm25.values(), default=0)
+    weights = SPAN_WEIGHTS[request.mode]
+    out: list[Span] = []
+    for index, c, own, frame in layout:
+        words = _words(c.text)
+        sig: dict[str, int] = {}
+        if top_bm25 and c.chunk_id in bm25:
+            sig["bm25"] = bm25[c.chunk_id] * 1000 // top_bm25
+        if c.symbol and "span_names" not in off:
+            sig["names"] = min(3, len(_parts(c.symbol) & terms)) * 1000 // 3
+        if terms and "span_body" not in off:
+            sig["body"] = len(terms & words) * 1000 // len(terms)
+        if diff_words:
+            used = sum(1 for w in diff_words if w.lower() in words)
+            sig["uses"] = used * 1000 // len(diff_words)
+        if index == 0 or c.kind == "module":
+            sig["head"] = 1000
+        if c.chunk_id in quoted_chunks:
+            sig["quoted"] = 1000
+        score = min(1000, sum(weights.get(k, 0) * v for k, v in sig.items()) // 1000)
+        if c.kind in _CONTAINERS:
+            score = score * 600 // 1000  # a class's own lines: header and fields
+        out.append(
+            Span(
+                file.path,
+                c.start_line,
+                c.end_line,
+                c.symbol,
+                c.kind,
+                own,
+                frame,
+                score,
+                tuple(sorted(sig.items())),
+                c.chunk_id,
+                c.tokens,
+            )
+        )
+    out.sort(key=lambda s: (-s.score, s.start, s.chunk_id))
+    return tuple(out)
