@@ -25,6 +25,7 @@ _COMMAND_MODULES: tuple[str, ...] = (
     "pack_cmds",  # pack, handoff, runs list | show
     "techniques_cmds",  # techniques list | show, patterns list | show
     "lcl_cmds",  # lcl check | compile | facts, presets list | show | save
+    "planning_cmds",  # plan, advise, evolve [approve | reject]
     "serve_cmds",  # serve (MCP server)
 )
 

@@ -35,6 +35,7 @@ from .. import __version__
 from ..config import Config
 from ..errors import LibrarianError, NotFound, UsageError
 from . import resources as res
+from .planning_tools import PLANNING_TOOLS
 from .tools import TOOLS
 
 if TYPE_CHECKING:
@@ -49,7 +50,7 @@ LOOPBACK_HOSTS: tuple[str, ...] = ("127.0.0.1", "localhost", "::1")
 #: tools that read the index and so refresh it first
 _READS_INDEX = frozenset({"compose_context", "query_codebase", "build_context_pack"})
 #: tools that only read (MCP annotation hint)
-_READ_ONLY = frozenset({"query_codebase", "explain_decision"})
+_READ_ONLY = frozenset({"query_codebase", "explain_decision", "plan", "advise"})
 
 #: longest error text returned to the client (about 500 tokens)
 _MAX_ERROR_CHARS = 2000
@@ -61,8 +62,9 @@ _INSTRUCTIONS = (
     "Start with compose_context(task) for a ready-made context pack; use query_codebase(intent) "
     "to find code; build_context_pack(goal, agent) writes a Local Context Pack you can read as "
     "resources://runs/{id}/context/{agent}.lcp.json; explain_decision(decision_id) says why "
-    "each artifact was chosen or left out; index_status() reports the index. Every tool takes "
-    "max_tokens and never returns more."
+    "each artifact was chosen or left out; index_status() reports the index; plan(intent) says "
+    "which technique workflow fits a task, step by step, with costs and alternatives; advise() "
+    "says which workflows fit this codebase. Every tool takes max_tokens and never returns more."
 )
 
 
@@ -248,10 +250,11 @@ def build_server(
         log_level="WARNING",
     )
     runner = _Runner(lib)
-    for name, fn in TOOLS.items():
+    tools = {**TOOLS, **PLANNING_TOOLS}
+    for name, fn in tools.items():
         _register_tool(srv, runner, name, fn)
     _register_resources(srv, lib)
-    logger.info("server ready tools=%d", len(TOOLS))
+    logger.info("server ready tools=%d", len(tools))
     return srv
 
 
