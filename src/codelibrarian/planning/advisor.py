@@ -10,20 +10,24 @@ The seed asked a keyword search per feature and kept whatever came back — but 
 keyword index always returns *something*, so every feature was "found". Here the
 evidence is typed and weighed, and absence is a normal answer:
 
-=============  ====================================================  =================
-signal         what counts                                          strength (‰)
-=============  ====================================================  =================
-import         a non-test file imports a library of the feature      550 / 700 / 800
-               (jwt, sqlalchemy, celery, prometheus_client ...)      for 1 / 2 / 3+ files
-path           a directory or file name of the feature (``auth/``,   450 / 600 / 750
-               ``routes.py``, ``migrations/``, ``*.tsx``)
-symbols        definitions named with the feature's words            150 / 300 / 450
-               (``authenticate``, ``CacheStore``, ``spawn_worker``)  for 1 / 3 / 6+ files
-=============  ====================================================  =================
+==============  ===================================================  =================
+signal          what counts                                          strength (‰)
+==============  ===================================================  =================
+import          a non-test file imports a library of the feature     600 / 700 / 800
+                (jwt, sqlalchemy, celery, prometheus_client ...)     for 1 / 2 / 3+ files
+generic import  a library used for much else too (logging,           300 / 450 / 600
+                threading, an HTTP client)
+path            a directory or file name of the feature (``auth/``,  400 / 550 / 700
+                ``routes.py``, ``migrations/``, ``*.tsx``) outside
+                docs, examples, hidden folders and root metadata
+symbols         definitions named with the feature's words           100 / 250 / 400
+                (``authenticate``, ``CacheStore``, ``spawn_worker``) for 1 / 3 / 6+ files
+==============  ===================================================  =================
 
 Signals combine as a noisy-or: ``1 - (1 - a)(1 - b)...``. A feature is present at
-:data:`PRESENT` (500) or more; names alone never reach it (450 at most), a single
-path or import does only with support. The thresholds were set on hand-labelled
+:data:`PRESENT` (500) or more: names alone never reach it (400 at most), nor
+does one file named for the feature or one generic import; a library made for
+the feature does. The thresholds were set on hand-labelled
 repositories (benchmarks/RESULTS.md, "Advisor").
 
 Suggestions (3–5) come from the features: the seed's table (auth →
@@ -62,9 +66,12 @@ PRESENT = 500
 EVIDENCE_FILES = 5
 _PRIORITY_RANK = {"high": 0, "medium": 1, "low": 2}
 _LOWER = {"high": "medium", "medium": "low", "low": "low"}
-_IMPORT_STRENGTH = (0, 550, 700, 800)
-_PATH_STRENGTH = (0, 450, 600, 750)
-_SYMBOL_STRENGTH = ((6, 450), (3, 300), (1, 150))
+_IMPORT_STRENGTH = (0, 600, 700, 800)
+_GENERIC_STRENGTH = (0, 300, 450, 600)
+_PATH_STRENGTH = (0, 400, 550, 700)
+_SYMBOL_STRENGTH = ((6, 400), (3, 250), (1, 100))
+#: folders whose files describe or build the project rather than being it
+_NOT_CODE_DIRS = frozenset({"docs", "doc", "examples", "example", "site", "website"})
 _WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+")
 
 
@@ -75,10 +82,18 @@ class _Rule:
     dirs: frozenset[str] = frozenset()
     imports: tuple[str, ...] = ()
     words: frozenset[str] = frozenset()
+    #: libraries used for much else too (logging, threading, an HTTP client): weaker
+    generic: tuple[str, ...] = ()
 
 
 def _r(
-    description: str, *, kinds: str = "", dirs: str = "", imports: str = "", words: str = ""
+    description: str,
+    *,
+    kinds: str = "",
+    dirs: str = "",
+    imports: str = "",
+    words: str = "",
+    generic: str = "",
 ) -> _Rule:
     return _Rule(
         description,
@@ -86,6 +101,7 @@ def _r(
         frozenset(dirs.split()),
         tuple(imports.split()),
         frozenset(words.split()),
+        tuple(generic.split()),
     )
 
 
@@ -138,39 +154,44 @@ RULES: Mapping[str, _Rule] = {
         "configuration and environment handling",
         kinds="config",
         dirs="config conf settings",
-        imports="pydantic_settings dotenv python-dotenv decouple dynaconf viper configparser "
-        "tomllib toml yaml clap argparse envy config",
+        imports="pydantic_settings dotenv python-dotenv decouple dynaconf viper envy "
+        "github.com/spf13/viper github.com/kelseyhightower/envconfig",
+        generic="configparser tomllib toml yaml clap argparse config",
         words="config configuration settings env environ options getenv",
     ),
     "observability": _r(
         "error handling, logging and metrics",
         dirs="logging telemetry metrics monitoring tracing observability",
-        imports="logging structlog loguru prometheus_client opentelemetry sentry_sdk @sentry "
-        "winston pino bunyan log tracing env_logger slog go.uber.org/zap "
-        "github.com/sirupsen/logrus org.slf4j datadog statsd",
+        imports="structlog loguru prometheus_client opentelemetry sentry_sdk @sentry winston "
+        "pino bunyan tracing env_logger go.uber.org/zap github.com/sirupsen/logrus org.slf4j "
+        "datadog statsd",
+        generic="logging log slog",
         words="logger logging metric metrics telemetry tracer span instrument monitor",
     ),
     "integrations": _r(
         "external service integrations",
         dirs="integrations clients connectors adapters webhooks providers",
-        imports="requests httpx aiohttp.client urllib3 boto3 botocore stripe slack_sdk twilio "
-        "sendgrid emails smtplib axios node-fetch aws-sdk @aws-sdk googleapis reqwest hyper "
-        "octokit @octokit github",
+        imports="boto3 botocore stripe slack_sdk twilio sendgrid emails aws-sdk @aws-sdk "
+        "googleapis octokit @octokit github",
+        generic="requests httpx aiohttp.client urllib3 smtplib axios node-fetch reqwest hyper",
         words="webhook webhooks client clients adapter connector integration sdk smtp email",
     ),
     "performance": _r(
         "caching and performance optimization",
         dirs="cache caching benchmarks bench perf",
-        imports="functools.lru_cache cachetools redis memcache pymemcache diskcache "
-        "aiocache criterion pytest_benchmark lru-cache node-cache",
+        imports="cachetools memcache pymemcache diskcache aiocache criterion pytest_benchmark "
+        "lru-cache node-cache",
+        generic="redis",
         words="cache cached caching memoize lru pool benchmark profile throttle",
     ),
     "async": _r(
         "background jobs and async processing",
         dirs="workers jobs tasks queue queues",
-        imports="asyncio celery rq dramatiq huey arq anyio trio concurrent.futures threading "
-        "multiprocessing tokio futures async-std rayon crossbeam crossbeam-channel "
-        "golang.org/x/sync bull bullmq worker_threads sidekiq",
+        imports="celery rq dramatiq huey arq anyio trio tokio async-std async_std rayon crossbeam "
+        "crossbeam_channel crossbeam_deque crossbeam_utils "
+        "crossbeam-channel golang.org/x/sync bull bullmq worker_threads sidekiq",
+        generic="asyncio concurrent.futures threading multiprocessing futures std::thread "
+        "std::sync java.util.concurrent sync",
         words="worker workers queue job jobs task tasks spawn thread threads scheduler "
         "executor concurrent async await channel mutex",
     ),
@@ -295,6 +316,50 @@ class Advice:
         }
 
 
+def _project_file(path: str) -> bool:
+    """Not documentation, examples, hidden folders or root-level project metadata."""
+    parts = path.lower().split("/")
+    if any(p.startswith(".") for p in parts[:-1]) or parts[0] in _NOT_CODE_DIRS:
+        return False
+    return not (len(parts) == 1 and "." in parts[0] and not _code_name(parts[0]))
+
+
+def _code_name(name: str) -> bool:
+    return name.rsplit(".", 1)[-1] in _CODE_EXTS
+
+
+_CODE_EXTS = frozenset(
+    [
+        "py",
+        "js",
+        "ts",
+        "tsx",
+        "jsx",
+        "mjs",
+        "cjs",
+        "go",
+        "rs",
+        "rb",
+        "java",
+        "kt",
+        "cs",
+        "php",
+        "c",
+        "h",
+        "cc",
+        "cpp",
+        "hpp",
+        "swift",
+        "scala",
+        "ex",
+        "exs",
+        "vue",
+        "svelte",
+        "html",
+    ]
+)
+
+
 def _words(name: str) -> set[str]:
     return {w.lower() for part in name.split("_") for w in _WORD.findall(part)} | {name.lower()}
 
@@ -318,19 +383,28 @@ def _noisy_or(strengths: Iterable[int]) -> int:
     return 1000 - miss // 1000
 
 
-def _feature(fid: str, view: IndexView, tests: set[str], kinds: Mapping[str, set[str]]) -> Feature:
+def _feature(
+    fid: str,
+    view: IndexView,
+    tests: set[str],
+    kinds: Mapping[str, set[str]],
+    named: Sequence[tuple[str, str, frozenset[str]]],
+) -> Feature:
     rule = RULES[fid]
     testing = fid == "testing"
     imp: dict[str, set[str]] = {}
+    gen: dict[str, set[str]] = {}
     for path, spec in view.imports:
         if path in tests and not testing:
             continue
         lib = _matches(spec, rule.imports)
         if lib is not None:
             imp.setdefault(path, set()).add(lib)
+        elif (lib := _matches(spec, rule.generic)) is not None:
+            gen.setdefault(path, set()).add(lib)
     paths: set[str] = set()
     for path, _lang in view.files:
-        if path in tests and not testing:
+        if (path in tests and not testing) or not _project_file(path):
             continue
         parts = path.lower().split("/")
         if (
@@ -341,16 +415,26 @@ def _feature(fid: str, view: IndexView, tests: set[str], kinds: Mapping[str, set
             paths.add(path)
     sym: dict[str, str] = {}
     if rule.words:
-        for path, name in view.symbols:
+        for path, name, words in named:
             if path in tests and not testing:
                 continue
-            if path not in sym and rule.words & _words(name):
+            if path not in sym and rule.words & words:
                 sym[path] = name
     signals: list[Signal] = []
     if imp:
         libs = sorted({lib for v in imp.values() for lib in v})
         signals.append(Signal("import", len(imp), _tiered(len(imp), _IMPORT_STRENGTH),
                               f"imports {', '.join(libs[:4])}"))  # fmt: skip
+    if gen:
+        libs = sorted({lib for v in gen.values() for lib in v})
+        signals.append(
+            Signal(
+                "generic import",
+                len(gen),
+                _tiered(len(gen), _GENERIC_STRENGTH),
+                f"imports {', '.join(libs[:4])} (used for much else too)",
+            )
+        )
     if paths:
         signals.append(Signal("path", len(paths), _tiered(len(paths), _PATH_STRENGTH),
                               f"{len(paths)} file(s) named for it"))  # fmt: skip
@@ -360,7 +444,7 @@ def _feature(fid: str, view: IndexView, tests: set[str], kinds: Mapping[str, set
         signals.append(Signal("symbols", len(sym), strength,
                               f"definitions such as {', '.join(names)}"))  # fmt: skip
     confidence = _noisy_or(s.strength for s in signals)
-    ranked = [*sorted(imp), *sorted(paths - set(imp)), *sorted(set(sym) - set(imp) - paths)]
+    ranked = list(dict.fromkeys([*sorted(imp), *sorted(paths), *sorted(gen), *sorted(sym)]))
     return Feature(
         fid,
         rule.description,
@@ -375,7 +459,12 @@ def advise(view: IndexView, compositions: Mapping[str, tuple[str, tuple[str, ...
     """Features and 3–5 suggestions; ``compositions`` maps id -> (name, primitives)."""
     kinds = {path: path_kinds(path) for path, _ in view.files}
     tests = {p for p, k in kinds.items() if "test" in k}
-    features = tuple(_feature(fid, view, tests, kinds) for fid in FEATURES)
+    cache: dict[str, frozenset[str]] = {}
+    for _path, name in view.symbols:
+        if name not in cache:
+            cache[name] = frozenset(_words(name))
+    named = [(path, name, cache[name]) for path, name in view.symbols]
+    features = tuple(_feature(fid, view, tests, kinds, named) for fid in FEATURES)
     picked: dict[str, Suggestion] = {}
 
     def offer(cid: str, priority: str, reason: str, *, feats: tuple[str, ...],
