@@ -10,8 +10,9 @@ returns a report; nothing changes until a person (or an agent) approves an item
   they occur in at least :data:`MIN_FREQUENCY` runs that succeeded at least
   :data:`MIN_SUCCESS` of the time. A sequence inside a longer kept one with the
   same runs is dropped (it says nothing the longer one does not).
-* **Proposals** — a kept sequence that no composition already is becomes a
-  composition proposal. Its id is derived from its content
+* **Proposals** — a kept sequence that no composition already holds (as a whole
+  or as a contiguous part: running a composition is not discovering it) becomes
+  a composition proposal. Its id is derived from its content
   (``tc_evolved_<sha256 of the sequence, 10 hex>``), so the same evidence always
   gives the same id. Its one score is ``success x min(1, runs / 20)`` per mille —
   the seed called this "confidence" in one place and "proposalScore" in another;
@@ -235,6 +236,12 @@ def _median(values: Sequence[int]) -> int:
     return ordered[(len(ordered) - 1) // 2] if ordered else 0
 
 
+def _inside(short: tuple[str, ...], long: tuple[str, ...]) -> bool:
+    """Is ``short`` a contiguous part of ``long``?"""
+    n = len(short)
+    return any(long[i : i + n] == short for i in range(len(long) - n + 1))
+
+
 def _mine(traces: Sequence[RunTrace]) -> list[DiscoveredSequence]:
     seen: dict[tuple[str, ...], list[RunTrace]] = {}
     for t in traces:
@@ -263,16 +270,12 @@ def _mine(traces: Sequence[RunTrace]) -> list[DiscoveredSequence]:
             tuple(a for a, _ in sorted(actions.items(), key=lambda kv: (-kv[1], kv[0]))[:3]),
         )
 
-    def inside(short: tuple[str, ...], long: tuple[str, ...]) -> bool:
-        n = len(short)
-        return any(long[i : i + n] == short for i in range(len(long) - n + 1))
-
     closed = [
         d
         for d in kept.values()
         if not any(
             len(o.primitives) > len(d.primitives) and o.runs == d.runs
-            and inside(d.primitives, o.primitives)
+            and _inside(d.primitives, o.primitives)
             for o in kept.values()
         )
     ]  # fmt: skip
@@ -284,7 +287,7 @@ def _score(d: DiscoveredSequence) -> int:
 
 
 def _retried(traces: Sequence[RunTrace], seq: tuple[str, ...]) -> tuple[str, ...]:
-    """Primitives of ``seq`` that needed more than one attempt in at least 30% of their steps."""
+    """Primitives of ``seq`` that needed more than one attempt in at least half their steps."""
     attempts: dict[str, list[int]] = {}
     for t in traces:
         for s in t.steps:
@@ -293,7 +296,7 @@ def _retried(traces: Sequence[RunTrace], seq: tuple[str, ...]) -> tuple[str, ...
     out = []
     for pid in dict.fromkeys(seq):
         a = attempts.get(pid, [])
-        if a and sum(1 for x in a if x > 1) * 10 >= 3 * len(a):
+        if a and sum(1 for x in a if x > 1) * 2 >= len(a):
             out.append(pid)
     return tuple(out)
 
@@ -355,11 +358,11 @@ def evolve(
     notes: list[str] = []
     if len(done) < len(traces):
         notes.append(f"{len(traces) - len(done)} unfinished run(s) left out")
-    existing = {tuple(seq) for seq in compositions.values()}
+    existing = [tuple(seq) for _, seq in sorted(compositions.items())]
     proposals: list[Proposal] = []
     discovered = _mine(done)
     for d in discovered:
-        if d.primitives in existing:
+        if any(_inside(d.primitives, seq) for seq in existing):
             continue
         if len(proposals) >= MAX_PROPOSALS:
             break
