@@ -375,10 +375,10 @@ ACTION_CUES: Mapping[str, tuple[Cue, ...]] = _table(
         *_c(-500, r"\brelease notes\b"),
     ),
     build=(
+        *_c(500, r"^(?:please )?(?:add|implement|create|build|introduce|support|allow)\b"),
         *_c(
             300,
-            r"^(?:please )?(?:add|implement|create|build|introduce|write|support|allow|"
-            r"make the|let users|use)\b",
+            r"^(?:please )?(?:write|make the|let users|use)\b",
             r"\bwould be nice\b",
             r"\bnew (?:option|flag|"
             r"command|endpoint|feature)\b",
@@ -513,7 +513,7 @@ ACTION_CUES: Mapping[str, tuple[Cue, ...]] = _table(
             r"\bsignature\b",
             r"\bbackwards? compatib\w+\b",
             r"\bbreaking change\b",
-            r"\bpublic (?:api|methods?|interface|surface)\b",
+            r"\bpublic (?:methods?|interface|surface)\b",
             r"\bdeprecate the old\b",
             r"\bcamelcase vs\b",
             r"\bspinal-case\b",
@@ -533,6 +533,7 @@ ACTION_CUES: Mapping[str, tuple[Cue, ...]] = _table(
             r"\bapi (?:surface|contract)\b",
             r"\bhow should (?:the|our) (?:api|endpoint)",
         ),
+        *_c(300, r"\bpublic api\b"),
     ),
     update=(
         *_c(

@@ -261,6 +261,10 @@ def _param(value: Any) -> str:
     return str(text) if text is not None else str(value)
 
 
+def _n(count: int, noun: str) -> str:
+    return f"{count} {noun}" + ("" if count == 1 else "s")
+
+
 def _assumptions(facts: Facts, snapshot: Snapshot, timed: int, steps: int) -> list[str]:
     env = facts.env()
     cb, ch = env.get("codebase", {}), env.get("change", {})
@@ -276,8 +280,8 @@ def _assumptions(facts: Facts, snapshot: Snapshot, timed: int, steps: int) -> li
             if k.startswith("touches_") and v
         ]
         out.append(
-            f"the current change ({ch.get('files_changed', 0)} files, "
-            f"{ch.get('lines_changed', 0)} lines) is the work in progress"
+            f"the current change ({_n(ch.get('files_changed', 0), 'file')}, "
+            f"{_n(ch.get('lines_changed', 0), 'line')}) is the work in progress"
             + (f"; it touches {', '.join(touched)}" if touched else "")
         )
     else:
