@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -78,3 +79,17 @@ def test_bad_traces_name_the_line_and_the_field(line: str, needle: str) -> None:
     with pytest.raises(UsageError) as err:
         traces_from_jsonl("\n" + line, source="t.jsonl")
     assert "t.jsonl:2" in err.value.message and needle in err.value.message
+
+
+def test_run_traces_reads_through_a_pluggable_loader(tmp_path: Path) -> None:
+    from codelibrarian.service.planning import NO_RUN_HISTORY, run_traces
+    from codelibrarian.service.workspace import WorkspaceSession
+
+    ws = WorkspaceSession(tmp_path)
+    late = RunTrace("r2", "tc_a", None, "debug", None, "succeeded", 20, 30, ())
+    early = RunTrace("r1", "tc_a", None, "debug", None, "failed", 10, 15, ())
+    traces, degr = run_traces(ws, lambda _ws: ([late, early], ()))
+    assert [t.run_id for t in traces] == ["r1", "r2"] and degr == ()
+    traces, degr = run_traces(ws, lambda _ws: ([late], ["r9"]))
+    assert [d.reason for d in degr] == ["runs_skipped"] and "1 run(s)" in degr[0].detail
+    assert run_traces(ws, lambda _ws: None) == ((), (NO_RUN_HISTORY,))

@@ -6,17 +6,21 @@ context pack composed for real, the providers, the git snapshot, the run history
 and hands back values; every document made of them leaves through
 ``planning.outgoing.outgoing`` (the secret scanner).
 
-Run history: the execution engine's run store is not part of this build yet, so
-:func:`run_traces` has no runs to read and says so with an
+Run history: :func:`run_traces` reads the workspace's runs through a
+:data:`TraceLoader` — by default the execution engine's ``load_traces`` beside its
+run store (``codelibrarian.execution.store``), looked up when first needed. A
+build without that store has no runs to read and says so with an
 ``unverified_by_trace(no_run_history)`` degradation (selection gets no historical
 boost, estimates use documented defaults, evolution has nothing to learn from
-unless traces are given explicitly).
+unless traces are given explicitly); runs whose ledger does not verify are left
+out and counted (``unverified_by_trace(runs_skipped)``).
 """
 
 from __future__ import annotations
 
+import importlib
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -52,6 +56,8 @@ if TYPE_CHECKING:
 __all__ = [
     "MAX_ALTERNATIVES",
     "NO_RUN_HISTORY",
+    "TraceLoader",
+    "default_trace_loader",
     "matchers",
     "plan_intent",
     "run_traces",
@@ -91,10 +97,42 @@ def matchers(library: Library, *, embeddings: bool = True) -> tuple[Matcher, Mat
         return got
 
 
-def run_traces(ws: WorkspaceSession) -> tuple[tuple[RunTrace, ...], tuple[UnverifiedByTrace, ...]]:
-    """Finished and unfinished runs of this workspace, and what could not be read."""
-    del ws  # the run store arrives with the execution engine
-    return (), (NO_RUN_HISTORY,)
+#: reads a workspace's runs: ``(traces, ids of runs skipped as unreadable)``, or
+#: ``None`` when this build has no run store
+TraceLoader = Callable[[WorkspaceSession], "tuple[Sequence[RunTrace], Sequence[str]] | None"]
+
+
+def default_trace_loader(ws: WorkspaceSession) -> tuple[Sequence[RunTrace], Sequence[str]] | None:
+    """The execution engine's ``load_traces(state)`` when the build has it, else ``None``."""
+    try:
+        store = importlib.import_module("codelibrarian.execution.store")
+    except ImportError:
+        return None
+    load = getattr(store, "load_traces", None)
+    if load is None:
+        return None
+    got = load(ws.state)
+    return tuple(got.traces), tuple(getattr(got, "skipped_runs", ()))
+
+
+def run_traces(
+    ws: WorkspaceSession, loader: TraceLoader | None = None
+) -> tuple[tuple[RunTrace, ...], tuple[UnverifiedByTrace, ...]]:
+    """Finished and unfinished runs of this workspace, and what could not be read.
+
+    ``loader`` replaces :func:`default_trace_loader` (tests, other run stores)."""
+    got = (loader or default_trace_loader)(ws)
+    if got is None:
+        return (), (NO_RUN_HISTORY,)
+    traces, skipped = got
+    ordered = tuple(sorted(traces, key=lambda t: (t.started_at, t.run_id)))
+    if not skipped:
+        return ordered, ()
+    return ordered, (
+        UnverifiedByTrace(
+            "runs_skipped", f"{len(skipped)} run(s) left out: their ledger could not be verified"
+        ),
+    )
 
 
 def _llm_intent(
