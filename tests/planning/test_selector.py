@@ -45,6 +45,24 @@ def test_debug_the_auth_issue_is_investigation_plus_security(
     assert {"auth", "security"} <= set(s.intent.domain_words)
 
 
+@pytest.mark.parametrize(
+    ("text", "pattern", "composition"),
+    [
+        # "since the last release" dates a regression: it is not a release task
+        ("Why does the build fail with a KeyError since the last release",
+         "pattern_bug_investigation", "tc_root_cause_recovery"),
+        # no domain named: the general composition, not a UI or API specialist
+        ("Review my change before I open a pull request",
+         "pattern_change_verification", "tc_change_verification"),
+    ],
+)  # fmt: skip
+def test_cues_that_mislead_without_context(
+    kw: tuple[KeywordMatcher, ...], text: str, pattern: str, composition: str
+) -> None:
+    s = select(text, default_library(), kw[0], kw[1])
+    assert (s.pattern.id, s.compositions[0].id) == (pattern, composition)
+
+
 def test_every_candidate_explains_every_aspect(kw: tuple[KeywordMatcher, ...]) -> None:
     s = select("profile why the importer got slow", default_library(), kw[0], kw[1])
     for c in (*s.patterns, *s.compositions):

@@ -66,6 +66,12 @@ _BROKEN = (
     r"|bugs?|regression|wrong|incorrect|panics?|aborts?|segfaults?|hangs?|deadlocks?)\b"
 )
 
+#: "since the last release" dates a regression; it does not ask for a release
+_SINCE = (
+    r"\bsince (?:the |our |my |a |last |latest |recent |new |yesterday'?s? |today'?s? |"
+    r"\w+day'?s? )*(?:releases?|deploy\w*|upgrade|version|update)\b"
+)
+
 ACTION_CUES: Mapping[str, tuple[Cue, ...]] = _table(
     coordinate=(
         *_c(
@@ -373,6 +379,7 @@ ACTION_CUES: Mapping[str, tuple[Cue, ...]] = _table(
             r"\btag(?:ging)? (?:the |a )?(?:release|version|v?\d)",
         ),
         *_c(-500, r"\brelease notes\b"),
+        *_c(-700, _SINCE),
     ),
     build=(
         *_c(500, r"^(?:please )?(?:add|implement|create|build|introduce|support|allow)\b"),
@@ -805,19 +812,22 @@ DOMAIN_CUES: Mapping[str, tuple[Cue, ...]] = _table(
         r"\bdecision (?:record|log)\b",
         r"\bchangelog\b",
     ),
-    release=_c(
-        600,
-        r"\breleases?\b",
-        r"\bdeploy\w*\b",
-        r"\brollback\b",
-        r"\bship\b",
-        r"\bpublish\w*\b",
-        r"\btag\b",
-        r"\brc\.?\d*\b",
-        r"\bv?\d+\.\d+\.\d+\b",
-        r"\bbinaries\b",
-        r"\bwheels?\b",
-        r"\bsdist\b",
+    release=(
+        *_c(-600, _SINCE),
+        *_c(
+            600,
+            r"\breleases?\b",
+            r"\bdeploy\w*\b",
+            r"\brollback\b",
+            r"\bship\b",
+            r"\bpublish\w*\b",
+            r"\btag\b",
+            r"\brc\.?\d*\b",
+            r"\bv?\d+\.\d+\.\d+\b",
+            r"\bbinaries\b",
+            r"\bwheels?\b",
+            r"\bsdist\b",
+        ),
     ),
     accessibility=_c(
         700,

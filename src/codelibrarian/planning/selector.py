@@ -9,7 +9,7 @@ semantic 200), plus the historical boost of its finished runs:
   second at 60%, the third at 45%;
 * **domain** — the same for ``domains`` (100/85/70/60%); a candidate that lists
   ``general`` fits any domain at 45%; an intent that names no domain fits
-  ``general`` candidates at 80%, others at 40%;
+  ``general`` candidates at 80%, others at 30%;
 * **urgency** — how well the urgency suits the candidate's first action (a live
   outage suits ``respond``, "when you have time" suits ``document``; table
   :data:`URGENCY_FIT`);
@@ -68,7 +68,7 @@ _ACTION_POS = (1000, 600, 450)
 _DOMAIN_POS = (1000, 850, 700, 600)
 _GENERAL_FIT = 450
 _NO_DOMAIN_GENERAL = 800
-_NO_DOMAIN_OTHER = 400
+_NO_DOMAIN_OTHER = 300
 _NEUTRAL_SCOPE = 600
 _NO_SCOPE_OVERLAP = 150
 
