@@ -168,8 +168,10 @@ def select_intent(
     llm: bool = False,
     embeddings: bool = True,
     exclude: Sequence[str] = (),
+    history: tuple[tuple[RunTrace, ...], tuple[UnverifiedByTrace, ...]] | None = None,
 ) -> Selection:
-    """Rank patterns and compositions for ``text`` (see ``planning.selector``)."""
+    """Rank patterns and compositions for ``text`` (see ``planning.selector``);
+    ``history`` is :func:`run_traces`'s answer when the caller has read it already."""
     from ..techniques.registry import default_library
 
     if not text.strip():
@@ -186,7 +188,7 @@ def select_intent(
             compositions={k: v for k, v in library.compositions.items() if k not in exclude},
         )
     pm, cm = matchers(default_library(), embeddings=embeddings)
-    traces, degr = run_traces(ws)
+    traces, degr = history if history is not None else run_traces(ws)
     intent = None
     extra: list[UnverifiedByTrace] = []
     if llm:
@@ -360,11 +362,14 @@ def plan_intent(
     now = now_or(as_of)
     library = default_library()
     facts = workspace_facts(ws, text, base=base, diff_text=diff_text, refresh=True)
-    selection = select_intent(ws, text, llm=llm, embeddings=embeddings, exclude=exclude)
+    history = run_traces(ws)  # read once: the boost, then step timings
+    selection = select_intent(
+        ws, text, llm=llm, embeddings=embeddings, exclude=exclude, history=history
+    )
     chosen, compiled, decisions = _choose(selection, library, facts)
     contexts = _step_contexts(composer, compiled, library, facts, text, model=model, as_of=now)
     view, models = _providers(ws, compiled, library, registry)
-    traces, _ = run_traces(ws)
+    traces = history[0]
     return assemble_plan(
         intent=text,
         selection=selection,
