@@ -1,15 +1,21 @@
-"""Index benchmarks: cold index of the stdlib vs Universal Ctags, incremental update, memory.
+"""Index benchmarks: cold index of the stdlib vs Universal Ctags, a second checkout,
+incremental update, memory.
 
     .venv/bin/python benchmarks/bench_index.py [--runs 3] [--edits 10] [--workers N]
 
 * cold: the stdlib's ``.py`` files (``sysconfig.get_paths()["stdlib"]``, without
   site-packages) are copied into a temp folder; ``ctags -L filelist -f out`` and
-  ``librarian index --json`` (a fresh process, empty index) run on the same file
-  list, alternately, ``--runs`` times; medians reported. Beside them, the floor:
-  ``parse_floor.py`` parses the same files with tree-sitter alone (and with our
-  tags queries), a process per core, keeping nothing.
-* peak memory: the largest sum of RSS over the indexing process and its pool
-  workers, sampled every 20 ms from /proc.
+  ``librarian index --json`` (a fresh process, empty index, an empty per-user
+  parse cache of its own) run on the same file list, alternately, ``--runs``
+  times; medians reported. Beside them, the floor: ``parse_floor.py`` parses the
+  same files with tree-sitter alone (and with our tags queries), a process per
+  core, keeping nothing.
+* second checkout: the copy becomes a git repository with two commits (the
+  second edits 2% of the files); a clone at the new commit is indexed, then a
+  second clone at the old commit is indexed with the same per-user cache (what a
+  second clone, a ``git worktree add`` or a branch switch costs), ``--runs`` times.
+* peak memory: the largest sum of RSS, and of PSS (shared pages counted once),
+  over the indexing process and its pool workers, sampled every 20 ms from /proc.
 * incremental: in one warm process, edit one file and re-index, ``--edits`` times,
   both with ``update_paths`` (what ``--watch`` does) and with a full
   ``index_workspace`` (re-scan of every file's size/mtime).
@@ -45,8 +51,9 @@ def stdlib_files() -> tuple[Path, list[str]]:
     return base, rels
 
 
-def _tree_rss_kb(pid: int) -> int:
-    total = 0
+def _tree_memory_kb(pid: int) -> tuple[int, int]:
+    """``(RSS, PSS)`` in KiB summed over ``pid`` and every process below it."""
+    rss = pss = 0
     stack = [pid]
     seen: set[int] = set()
     while stack:
@@ -58,28 +65,40 @@ def _tree_rss_kb(pid: int) -> int:
             with open(f"/proc/{p}/status", encoding="ascii") as fh:
                 for line in fh:
                     if line.startswith("VmRSS:"):
-                        total += int(line.split()[1])
+                        rss += int(line.split()[1])
+                        break
+            with open(f"/proc/{p}/smaps_rollup", encoding="ascii") as fh:
+                for line in fh:
+                    if line.startswith("Pss:"):
+                        pss += int(line.split()[1])
                         break
             for task in os.listdir(f"/proc/{p}/task"):
                 with open(f"/proc/{p}/task/{task}/children", encoding="ascii") as fh:
                     stack.extend(int(c) for c in fh.read().split())
         except (OSError, ValueError):
             continue
-    return total
+    return rss, pss
 
 
-def run_measured(cmd: list[str], cwd: Path) -> tuple[float, float, int, str]:
+#: peak PSS of the last ``run_measured`` call (KiB)
+LAST_PSS = [0]
+
+
+def run_measured(
+    cmd: list[str], cwd: Path, env: dict[str, str] | None = None
+) -> tuple[float, float, int, str]:
     """Wall seconds, CPU seconds (user+sys, incl. workers), peak tree RSS (KiB), stdout."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    peak = 0
+    peak = peak_pss = 0
     start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     done = threading.Event()
 
     def sample() -> None:
-        nonlocal peak
+        nonlocal peak, peak_pss
         while not done.is_set():
-            peak = max(peak, _tree_rss_kb(proc.pid))
+            rss, pss = _tree_memory_kb(proc.pid)
+            peak, peak_pss = max(peak, rss), max(peak_pss, pss)
             time.sleep(0.02)
 
     t = threading.Thread(target=sample, daemon=True)
@@ -92,7 +111,59 @@ def run_measured(cmd: list[str], cwd: Path) -> tuple[float, float, int, str]:
         raise SystemExit(f"{cmd[0]} failed ({proc.returncode}): {err.decode()[-2000:]}")
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    LAST_PSS[0] = peak_pss
     return wall, cpu, peak, out.decode()
+
+
+def fresh_cache_env(parent: Path, name: str) -> dict[str, str]:
+    """The environment of a librarian run with an empty per-user cache of its own."""
+    folder = parent / f"cache-{name}"
+    shutil.rmtree(folder, ignore_errors=True)
+    return {**os.environ, "LIBRARIAN_CACHE_DIR": str(folder), "LIBRARIAN_NO_RESIDENT": "1"}
+
+
+def git(cwd: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.invalid", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+    )
+
+
+def second_checkout(work: Path, rels: list[str], runs: int) -> list[float]:
+    """Seconds to index a second clone at another commit, its sibling indexed first."""
+    origin = work.parent / "origin"
+    shutil.rmtree(origin, ignore_errors=True)
+    shutil.copytree(work, origin, ignore=shutil.ignore_patterns(".librarian", "ctags.out"))
+    git(origin, "init", "-q", "-b", "main")
+    git(origin, "add", "-A")
+    git(origin, "commit", "-q", "-m", "old")
+    for rel in rels[::50]:  # every 50th file: 2%
+        with open(origin / rel, "a", encoding="utf-8") as fh:
+            fh.write("\n\ndef _bench_added() -> int:\n    return 1\n")
+    git(origin, "commit", "-q", "-a", "-m", "new: 2% of the files edited")
+    times: list[float] = []
+    for i in range(runs):
+        env = fresh_cache_env(work.parent, f"second-{i}")
+        first, second = work.parent / f"first-{i}", work.parent / f"second-{i}"
+        for clone in (first, second):
+            shutil.rmtree(clone, ignore_errors=True)
+            git(work.parent, "clone", "-q", str(origin), str(clone))
+        git(second, "checkout", "-q", "HEAD~1")
+        run_measured([PYTHON, "-m", "codelibrarian", "index", str(first), "--json"], first, env)
+        wall, _, _, out = run_measured(
+            [PYTHON, "-m", "codelibrarian", "index", str(second), "--json"], second, env
+        )
+        doc = json.loads(out)
+        print(
+            f"second checkout {i + 1}: {wall:.2f}s (seeded {doc['seeded']}, "
+            f"parsed {doc['parsed']}, cache hits {doc['cache_hits']})"
+        )
+        times.append(wall)
+        for clone in (first, second):
+            shutil.rmtree(clone, ignore_errors=True)
+    return times
 
 
 def main() -> None:
@@ -103,7 +174,8 @@ def main() -> None:
     args = ap.parse_args()
 
     base, rels = stdlib_files()
-    work = Path(tempfile.mkdtemp(prefix="bench-index-"))
+    work = Path(tempfile.mkdtemp(prefix="bench-index-")) / "stdlib"
+    work.mkdir()
     total_bytes = 0
     for rel in rels:
         dst = work / rel
@@ -119,7 +191,7 @@ def main() -> None:
     floor_cmd = [PYTHON, str(REPO / "benchmarks" / "parse_floor.py"), str(work), "filelist"]
     parse_times: list[float] = []
     query_times: list[float] = []
-    ctags_times, ours_times, ours_peaks, ctags_peaks = [], [], [], []
+    ctags_times, ours_times, ours_peaks, ctags_peaks, ours_pss = [], [], [], [], []
     ctags_cpu, ours_cpu = [], []
     stats: dict[str, object] = {}
     env_cmd = [PYTHON, "-m", "codelibrarian", "index", str(work), "--json"]
@@ -133,15 +205,17 @@ def main() -> None:
         shutil.rmtree(work / ".librarian", ignore_errors=True)
         parse_times.append(run_measured(floor_cmd, work)[0])
         query_times.append(run_measured([*floor_cmd, "--queries"], work)[0])
-        wall, cpu, peak, out = run_measured(env_cmd, work)
+        wall, cpu, peak, out = run_measured(env_cmd, work, fresh_cache_env(work.parent, str(i)))
         ours_times.append(wall)
         ours_cpu.append(cpu)
         ours_peaks.append(peak)
+        ours_pss.append(LAST_PSS[0])
         stats = json.loads(out)
         print(
             f"run {i + 1}: ctags {ctags_times[-1]:.2f}s, tree-sitter parse only "
             f"{parse_times[-1]:.2f}s, parse + tags queries {query_times[-1]:.2f}s, "
-            f"librarian {wall:.2f}s, peak {peak / 1024:.0f} MiB"
+            f"librarian {wall:.2f}s, peak RSS {peak / 1024:.0f} MiB, "
+            f"PSS {LAST_PSS[0] / 1024:.0f} MiB"
         )
     tags = sum(
         1
@@ -164,8 +238,16 @@ def main() -> None:
         f"-> {oc / cc:.1f}x ctags"
     )
     print(
-        f"librarian peak RSS incl. workers: median {statistics.median(ours_peaks) / 1024:.0f} MiB "
+        f"librarian peak memory incl. workers: median RSS sum "
+        f"{statistics.median(ours_peaks) / 1024:.0f} MiB, PSS sum "
+        f"{statistics.median(ours_pss) / 1024:.0f} MiB "
         f"(ctags {statistics.median(ctags_peaks) / 1024:.0f} MiB)"
+    )
+    seconds = second_checkout(work, rels, args.runs)
+    sc = statistics.median(seconds)
+    print(
+        f"second checkout at another commit, median of {args.runs}: {sc:.2f}s "
+        f"-> {sc / ou * 100:.0f}% of a cold index"
     )
     keys = (
         "files",
@@ -193,6 +275,7 @@ def main() -> None:
     from codelibrarian.index.indexer import index_workspace, update_paths
     from codelibrarian.index.store import open_store
 
+    os.environ["LIBRARIAN_CACHE_DIR"] = str(work.parent / "cache-incremental")
     cfg = load_config(work)
     target = "json/decoder.py" if "json/decoder.py" in rels else rels[len(rels) // 2]
     original = (work / target).read_text(encoding="utf-8")
@@ -230,7 +313,7 @@ def main() -> None:
     print(f"  update_paths, opening the index:         {ms(one)}")
     print(f"  index_workspace (full rescan):           {ms(full)}")
     print(f"load average after: {os.getloadavg()}")
-    shutil.rmtree(work, ignore_errors=True)
+    shutil.rmtree(work.parent, ignore_errors=True)
 
 
 if __name__ == "__main__":

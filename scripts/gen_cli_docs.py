@@ -55,7 +55,7 @@ def _command(path: str, cmd: Any, ctx: Any) -> list[str]:
     doc = (cmd.help or "").strip()
     if doc:
         lines += [doc.split("\n\n")[0].replace("\n", " "), ""]
-    params = [p for p in cmd.params if p.name not in {"help"}]
+    params = [p for p in cmd.params if p.name not in {"help"} and not getattr(p, "hidden", False)]
     if params:
         lines += ["| parameter | type | required | description |", "|---|---|---|---|"]
         lines += [_param_row(p, ctx) for p in params]

@@ -153,15 +153,33 @@ class Librarian:
         self.config = self._ws.config
         self.state = self._ws.state
 
+    def config_changed(self) -> bool:
+        """Whether ``librarian.toml`` (or ``[tool.librarian]``) changed since this loaded it."""
+        return self._ws.config_changed()
+
     # ------------------------------------------------------------------ index
 
     def init(self) -> InitResult:
         """Create ``.librarian/`` (own ``.gitignore``, schema version, secret); idempotent."""
         return init_state(self._ws)
 
-    def index(self, *, progress: Callable[[int, int], None] | None = None) -> Any:
-        """Build or refresh the index incrementally; returns the indexer's stats."""
-        return self._ws.index(progress=progress)
+    def index(
+        self,
+        *,
+        progress: Callable[[int, int], None] | None = None,
+        on_wait: Callable[[Any, float], None] | None = None,
+        on_stage: Callable[[str], None] | None = None,
+        check: bool = False,
+    ) -> Any:
+        """Build or refresh the index incrementally; returns the indexer's stats.
+
+        ``progress(done, total)`` follows the parse; ``on_wait(holder, seconds)``
+        hears who holds the index lock while this waits for it (at most
+        ``[index].lock_timeout`` seconds, then ``IndexBusy``); ``on_stage(name)``
+        hears each stage start; ``check`` verifies the database first and rebuilds
+        it if damaged.
+        """
+        return self._ws.index(progress=progress, on_wait=on_wait, on_stage=on_stage, check=check)
 
     def edge_counts(self) -> dict[str, int]:
         """Edges of each graph kind in the index (read-only; the index must exist)."""

@@ -180,10 +180,23 @@ class BudgetConfig(_Strict):
         return BudgetConfig(total_tokens=total_tokens, lanes=lanes)
 
 
+#: the skips of ``workspace/skips.py`` (kept equal to ``skips.CONTENT_SKIPS`` by a test)
+SkipKind = Literal["vendored", "generated", "minified", "long_lines"]
+
+
 class WorkspaceConfig(_Strict):
     max_file_bytes: int = Field(default=1_048_576, gt=0)
     #: extra gitignore-style patterns, on top of .gitignore and .librarianignore
     ignore: Patterns = ()
+    #: which "cannot help" skips apply (see docs/index.md); [] indexes everything
+    skip: Annotated[tuple[SkipKind, ...], Field(strict=False)] = (
+        "vendored",
+        "generated",
+        "minified",
+        "long_lines",
+    )
+    #: a line this long (characters) marks a file minified or long-lined
+    max_line_chars: int = Field(default=5000, ge=200)
 
 
 class IndexConfig(_Strict):
@@ -193,6 +206,13 @@ class IndexConfig(_Strict):
     #: commits touching more files than this are ignored for co-change (bulk edits)
     cochange_max_files: int = Field(default=30, ge=2)
     workers: int = Field(default=0, ge=0)  # 0 = one per core
+    #: seconds to wait for another process's writer lock before giving up (IndexBusy)
+    lock_timeout: int = Field(default=60, ge=0)
+    #: compose/query on an index missing more than this many files parse this many
+    #: (those the task needs most) first and answer; 0 always parses everything first
+    first_files: int = Field(default=200, ge=0)
+    #: finish a partial index in a background process (else on the next calls)
+    background: bool = True
 
 
 class PolicyConfig(_Strict):
@@ -214,6 +234,16 @@ class ComposeConfig(_Strict):
     format: Literal["markdown", "xml", "json", "plain"] = "markdown"
 
 
+class CacheConfig(_Strict):
+    """The per-user parse cache shared by every checkout (``index/blobcache.py``)."""
+
+    #: its folder; "" = $LIBRARIAN_CACHE_DIR, else $XDG_CACHE_HOME/codelibrarian,
+    #: else ~/.cache/codelibrarian
+    dir: str = ""
+    #: size cap in MiB, least recently used entries evicted first; 0 turns it off
+    max_mb: int = Field(default=1024, ge=0, le=1_048_576)
+
+
 class Config(_Strict):
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
     workspace: WorkspaceConfig = Field(default_factory=WorkspaceConfig)
@@ -224,6 +254,7 @@ class Config(_Strict):
     #: LCL programs by name (``[presets.<name>]``); checked by ``techniques.lcl`` when used,
     #: so one bad preset does not stop every other command
     presets: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    cache: CacheConfig = Field(default_factory=CacheConfig)
 
     #: where this config came from ("" for defaults); not a config key
     source: str = Field(default="", exclude=True)

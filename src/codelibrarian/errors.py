@@ -11,6 +11,7 @@ what was wrong, where, and the next step.
      │    ├── NotARepository
      │    └── GitUnavailable
      ├── IndexCorrupt                        the index cannot be trusted; rebuild it
+     ├── IndexBusy                           another process holds the index lock too long
      ├── BudgetInfeasible                    hard constraints alone exceed the budget
      ├── ProviderUnavailable                 no LLM provider (carries the trace)
      ├── ProviderError                       a provider answered badly
@@ -29,6 +30,7 @@ __all__ = [
     "BudgetInfeasible",
     "ConfigError",
     "GitUnavailable",
+    "IndexBusy",
     "IndexCorrupt",
     "LibrarianError",
     "NotARepository",
@@ -128,6 +130,19 @@ class IndexCorrupt(LibrarianError):
     code = "index_corrupt"
 
 
+class IndexBusy(LibrarianError):
+    """The index's writer lock stayed held by a live process past the bounded wait."""
+
+    code = "index_busy"
+
+    def __init__(self, message: str, *, holder_pid: int | None = None, hint: str | None = None):
+        super().__init__(message, hint=hint)
+        self.holder_pid = holder_pid
+
+    def to_dict(self) -> dict[str, object]:
+        return {**super().to_dict(), "holder_pid": self.holder_pid}
+
+
 class BudgetInfeasible(LibrarianError):
     """Pinned, must-include and never-shrink artifacts cannot fit the budget."""
 
@@ -194,6 +209,7 @@ EXIT_CODES: dict[type[LibrarianError], int] = {
     StageFailed: 8,
     PackValidationError: 9,
     NotFound: 10,
+    IndexBusy: 11,
 }
 
 

@@ -43,10 +43,11 @@ def _consistency(db: Path) -> dict[str, int]:
             t: conn.execute(f"SELECT COUNT(*) FROM {t}").fetchone()[0]
             for t in ("files", "symbols", "chunks", "chunks_fts", "refs")
         }
+        counts["parsed"] = conn.execute("SELECT COUNT(*) FROM files WHERE stage = 2").fetchone()[0]
         assert counts["chunks"] == counts["chunks_fts"]
-        # no file is half-written: every indexed .py file has its symbols and chunks
+        # no file is half-written: every parsed .py file has its symbols and chunks
         half = conn.execute(
-            "SELECT path FROM files f WHERE path LIKE '%.py' AND size > 0 AND ("
+            "SELECT path FROM files f WHERE path LIKE '%.py' AND size > 0 AND stage = 2 AND ("
             "NOT EXISTS (SELECT 1 FROM symbols s WHERE s.file_id = f.id) OR "
             "NOT EXISTS (SELECT 1 FROM chunks c WHERE c.file_id = f.id))"
         ).fetchall()
@@ -75,7 +76,9 @@ def test_sigkill_mid_index_then_clean_completion(tmp_path: Path) -> None:
             if db.exists():
                 try:
                     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=0.1)
-                    committed = conn.execute("SELECT COUNT(*) FROM files").fetchone()[0]
+                    committed = conn.execute(
+                        "SELECT COUNT(*) FROM files WHERE stage = 2"
+                    ).fetchone()[0]
                     conn.close()
                 except sqlite3.Error:
                     committed = 0
@@ -89,11 +92,11 @@ def test_sigkill_mid_index_then_clean_completion(tmp_path: Path) -> None:
     assert 0 < committed < N_FILES + 1, "the run was not interrupted mid-way"
 
     before = _consistency(db)
-    assert 0 < before["files"] < N_FILES + 1
+    assert 0 < before["parsed"] < N_FILES + 1
 
     stats = index_workspace(repo)
     assert stats.files == N_FILES + 1
-    assert stats.parsed == N_FILES + 1 - before["files"]
+    assert stats.parsed == N_FILES + 1 - before["parsed"]
     after = _consistency(db)
 
     fresh = tmp_path / "fresh"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from codelibrarian.config import Config, IndexConfig
+from codelibrarian.config import Config, IndexConfig, WorkspaceConfig
 from codelibrarian.errors import IndexCorrupt, NotFound
 from codelibrarian.index.indexer import index_workspace, update_paths
 from codelibrarian.index.schema import MIGRATIONS, SCHEMA_VERSION
@@ -148,7 +148,8 @@ def test_chunks_respect_the_token_cap_with_exact_counts(tmp_path: Path) -> None:
     body = "".join(f"    value_{i} = compute_something({i}, 'text {i}')\n" for i in range(120))
     files = {"big.py": f"def huge():\n{body}    return 0\n", "notes.txt": "word " * 2000}
     repo = make_repo(tmp_path / "r", files)
-    cfg = Config(index=IndexConfig(chunk_max_tokens=64))
+    # skips off: the one-line notes.txt is what exercises cutting inside a line
+    cfg = Config(index=IndexConfig(chunk_max_tokens=64), workspace=WorkspaceConfig(skip=()))
     index_workspace(repo, cfg)
     tok = get_tokenizer("gpt-4o")
     with open_store(repo, readonly=True) as store:

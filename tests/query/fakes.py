@@ -11,7 +11,7 @@ from typing import Any
 from codelibrarian.errors import NotFound
 from codelibrarian.index.records import Chunk, ChunkHit, FileRecord, Symbol
 from codelibrarian.query.types import Candidate, CandidateSet, LibrarianQuery
-from codelibrarian.workspace.files import content_hash
+from codelibrarian.workspace.files import blob_id, content_hash
 
 _WORD = re.compile(r"[a-z0-9]+")
 
@@ -47,7 +47,7 @@ class FakeStore:
                 out.append(ch)
                 cid += 1
             self._by_path[path] = out
-        self.hashes = {p: content_hash("\n".join(self.texts[p]).encode()) for p in self.texts}
+        self.hashes = {p: blob_id("\n".join(self.texts[p]).encode()) for p in self.texts}
 
     def files(self) -> list[FileRecord]:
         return [self.file(p) for p in sorted(self.texts)]  # type: ignore[misc]

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from codelibrarian.config import Config, WorkspaceConfig
 from codelibrarian.index.indexer import index_workspace
 from codelibrarian.query import QuerySession, run_query
 from codelibrarian.query.pipeline import QueryPipeline
@@ -85,7 +86,9 @@ DISCOUNT = 1
 @pytest.fixture(scope="module")
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = make_repo(tmp_path_factory.mktemp("shop"), FILES)
-    index_workspace(root)
+    # index everything (by default the vendored and generated files are skipped at
+    # index time): these tests characterise the defeater stage that drops them
+    index_workspace(root, Config(workspace=WorkspaceConfig(skip=())))
     return root
 
 

@@ -121,12 +121,12 @@ def test_plain_folder_walk_honours_nested_gitignore(tmp_path: Path) -> None:
     root.mkdir()
     _populate(root, tmp_path / "outside.txt")
     # a stray .git file (as in a worktree) is never listed either
-    write_files(root, {"vendor/.git": "gitdir: elsewhere\n", "vendor/lib.py": "v\n"})
+    write_files(root, {"plugins/.git": "gitdir: elsewhere\n", "plugins/lib.py": "v\n"})
 
     result = scan_workspace(root, CONFIG)
 
     assert not result.is_git
-    assert _paths(result) == sorted([*EXPECTED_FILES, "link_to_app.py", "vendor/lib.py"])
+    assert _paths(result) == sorted([*EXPECTED_FILES, "link_to_app.py", "plugins/lib.py"])
     assert list(result.skipped) == EXPECTED_SKIPS
     assert list(result.notes) == [Skip("latin.txt", "decoded_with_replacement")]
 
@@ -143,7 +143,8 @@ def test_config_ignore_patterns_apply_in_both_modes(tmp_path: Path) -> None:
 
 def test_default_cap_is_one_mebibyte(tmp_path: Path) -> None:
     root = tmp_path / "p"
-    write_files(root, {"exact.txt": "a" * 1_048_576, "over.txt": "a" * 1_048_577})
+    exact = ("a" * 1023 + "\n") * 1024  # short lines: the size is what is tested
+    write_files(root, {"exact.txt": exact, "over.txt": exact + "a"})
     result = scan_workspace(root)
     assert _paths(result) == ["exact.txt"]
     assert result.skipped == (Skip("over.txt", "too_large"),)
@@ -151,7 +152,10 @@ def test_default_cap_is_one_mebibyte(tmp_path: Path) -> None:
 
 def test_nul_after_the_sniff_window_is_text(tmp_path: Path) -> None:
     root = tmp_path / "p"
-    write_files(root, {"late.txt": b"a" * 8192 + b"\x00", "early.txt": b"a" * 8191 + b"\x00"})
+    lines = b"a" * 63 + b"\n"  # short lines, so only the NUL decides
+    write_files(
+        root, {"late.txt": lines * 128 + b"\x00", "early.txt": lines * 127 + b"a" * 63 + b"\x00"}
+    )
     result = scan_workspace(root)
     assert _paths(result) == ["late.txt"]
     assert result.skipped == (Skip("early.txt", "binary"),)

@@ -35,6 +35,8 @@ __all__ = [
     "REPO_OPTION",
     "err_console",
     "fail",
+    "keep_librarians",
+    "open_librarian",
     "out_console",
     "print_json",
     "progress",
@@ -66,6 +68,38 @@ def resolve_repo(repo: Path) -> Path:
             f"{repo} is not a directory.", hint="Pass an existing folder to --repo."
         )
     return root
+
+
+class _Kept:
+    """``root -> Librarian``, kept between calls by a resident server."""
+
+    libraries: dict[Path, Any] | None = None
+
+
+def keep_librarians() -> None:
+    """Keep one warm ``Librarian`` per repository between calls (resident servers)."""
+    if _Kept.libraries is None:
+        _Kept.libraries = {}
+
+
+def open_librarian(root: Path) -> Any:
+    """The facade for ``root``: a new one, or a resident server's warm one.
+
+    A kept instance is replaced when the repository's config file changed.
+    """
+    from ..api import Librarian
+
+    kept_all = _Kept.libraries
+    if kept_all is None:
+        return Librarian(root)
+    kept = kept_all.get(root)
+    if kept is not None and not kept.config_changed():
+        return kept
+    if kept is not None:
+        kept.close()
+    lib = Librarian(root)
+    kept_all[root] = lib
+    return lib
 
 
 def fail(error: LibrarianError, *, as_json: bool = False) -> typer.Exit:

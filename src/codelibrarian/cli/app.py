@@ -1,71 +1,142 @@
-"""Entry point of the ``librarian`` console script.
+"""Entry point of the ``librarian`` console script: at interpreter speed.
 
-Each command group lives in its own module with a ``register(app)`` function;
-``_COMMAND_MODULES`` lists them in the order ``--help`` shows them.
+Agents call the CLI in a loop, so start-up is paid on every call. ``main``:
+
+* answers ``librarian``, ``--help`` and ``--version`` from ``commands.py``'s table
+  without importing typer, rich, pydantic or anything heavy;
+* hands ``compose``, ``query``, ``map``, ``explain`` and ``window`` to a resident
+  server when one runs for the repository (``librarian serve --daemon``; see
+  ``resident.py``), falling back to running them here when there is none;
+* otherwise builds a typer app holding only the command group asked for, so
+  ``librarian compose`` never imports the modules of ``pack`` or ``providers``.
+
+``app`` (the full typer app, every command) is built on first access, for the
+reference generator and tests. Each command module has a ``register(app)``
+function; ``commands.py`` says which module defines which command.
 """
 
 from __future__ import annotations
 
-import importlib
+import os
+import signal
 import sys
-
-import typer
+from typing import TYPE_CHECKING, Any
 
 from .. import __version__
-from ..errors import LibrarianError
-from ._common import fail
+from .commands import COMMANDS, DAEMON_COMMANDS, MODULES, module_for
 
-_COMMAND_MODULES: tuple[str, ...] = (
-    "workspace_cmds",  # init, doctor, scan, tokens
-    "window_cmds",  # window
-    "providers_cmds",  # providers list | check | qualify
-    "compose_cmds",  # compose, explain, replay, violations, vitals
-    "query_cmds",  # query
-    "index_cmds",  # index, map
-    "pack_cmds",  # pack, handoff, runs list | show
-    "techniques_cmds",  # techniques list | show, patterns list | show
-    "lcl_cmds",  # lcl check | compile | facts, presets list | show | save
-    "planning_cmds",  # plan, advise, evolve [approve | reject]
-    "serve_cmds",  # serve (MCP server)
-)
+if TYPE_CHECKING:
+    import typer
 
-app = typer.Typer(
-    name="librarian",
-    help="The right context for AI coding agents, under a hard token budget.",
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
+__all__ = ["build_app", "main", "root_help"]
+
+_HELP = "The right context for AI coding agents, under a hard token budget."
 
 
-def _version(value: bool) -> None:
-    if value:
-        sys.stdout.write(f"codelibrarian {__version__}\n")
-        raise typer.Exit()
+def root_help() -> str:
+    """``librarian --help``: usage, options and every command with its summary."""
+    width = max(len(name) for name, _, _ in COMMANDS) + 2
+    lines = [
+        "Usage: librarian [OPTIONS] COMMAND [ARGS]...",
+        "",
+        f"  {_HELP}",
+        "",
+        "Options:",
+        "  --version   Show the version and exit.",
+        "  -h, --help  Show this message and exit.",
+        "",
+        "Commands:",
+        *(f"  {name.ljust(width)}{summary}" for name, _, summary in COMMANDS),
+        "",
+        "Run `librarian COMMAND --help` for a command's options (docs/cli.md explains them).",
+    ]
+    return "\n".join(lines) + "\n"
 
 
-@app.callback()
-def _root(
-    version: bool = typer.Option(
-        False, "--version", callback=_version, is_eager=True, help="Show the version and exit."
-    ),
-) -> None:
-    """codelibrarian: deterministic, explainable, private context for coding agents."""
+def build_app(modules: tuple[str, ...] = MODULES) -> typer.Typer:
+    """A typer app with the commands of ``modules`` (default: all of them)."""
+    import importlib
+
+    import typer
+
+    app = typer.Typer(
+        name="librarian",
+        help=_HELP,
+        no_args_is_help=True,
+        add_completion=False,
+        pretty_exceptions_enable=False,
+        context_settings={"help_option_names": ["-h", "--help"]},
+    )
+
+    def _version(value: bool) -> None:
+        if value:
+            sys.stdout.write(f"codelibrarian {__version__}\n")
+            raise typer.Exit()
+
+    @app.callback()
+    def _root(
+        version: bool = typer.Option(
+            False, "--version", callback=_version, is_eager=True, help="Show the version and exit."
+        ),
+    ) -> None:
+        """codelibrarian: deterministic, explainable, private context for coding agents."""
+
+    for name in modules:
+        importlib.import_module(f"{__package__}.{name}").register(app)
+    return app
 
 
-for _name in _COMMAND_MODULES:
-    importlib.import_module(f"{__package__}.{_name}").register(app)
+def __getattr__(name: str) -> Any:
+    if name == "app":
+        return build_app()
+    raise AttributeError(name)
+
+
+def _command_name(argv: list[str]) -> str | None:
+    return next((a for a in argv if not a.startswith("-")), None)
+
+
+def _on_sigterm(signum: int, _frame: object) -> None:
+    # unwind like Ctrl-C: transactions roll back, pool workers are killed, the index
+    # lock is released as "clean" (the database is consistent), then exit 143
+    raise SystemExit(128 + signum)
 
 
 def main() -> None:
     """Run the CLI, turning library errors into documented exit codes."""
+    argv = sys.argv[1:]
+    if argv in ([], ["--help"], ["-h"]):
+        sys.stdout.write(root_help())
+        return
+    if argv == ["--version"]:
+        sys.stdout.write(f"codelibrarian {__version__}\n")
+        return
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    name = _command_name(argv)
+    if name in DAEMON_COMMANDS and not os.environ.get("LIBRARIAN_NO_RESIDENT"):
+        from .resident import call_resident
+
+        code = call_resident(argv)
+        if code is not None:
+            raise SystemExit(code)
+    module = module_for(name) if name else None
+    run(build_app((module,) if module else MODULES), argv)
+
+
+def run(app: typer.Typer, argv: list[str]) -> None:
+    """Run ``app`` on ``argv`` in this process, mapping errors to exit codes."""
+    import typer
+
+    from ..errors import LibrarianError
+
     try:
         # In non-standalone mode click *returns* the code of a typer.Exit instead of
         # raising it, so `raise fail(...)` inside a command would otherwise exit 0.
-        code = app(standalone_mode=False)
+        code = app(args=argv, prog_name="librarian", standalone_mode=False)
     except LibrarianError as exc:
-        as_json = "--json" in sys.argv
+        from ._common import fail
+
+        as_json = "--json" in argv
         raise SystemExit(fail(exc, as_json=as_json).exit_code) from None
     except typer.Exit as exc:
         raise SystemExit(exc.exit_code) from None

@@ -21,7 +21,16 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from ..errors import LibrarianError, UsageError
-from ._common import JSON_OPTION, REPO_OPTION, err_console, fail, print_json, progress, resolve_repo
+from ._common import (
+    JSON_OPTION,
+    REPO_OPTION,
+    err_console,
+    fail,
+    open_librarian,
+    print_json,
+    progress,
+    resolve_repo,
+)
 
 if TYPE_CHECKING:  # the facade pulls in the index and composer: import it on use
     from ..api import ComposeResult, Librarian
@@ -40,9 +49,8 @@ def register(app: typer.Typer) -> None:
 
 
 def _open(repo: Path) -> Librarian:
-    from ..api import Librarian
-
-    return Librarian(resolve_repo(repo))
+    lib: Librarian = open_librarian(resolve_repo(repo))
+    return lib
 
 
 def _verbose_lines(result: ComposeResult, *, reveal: bool) -> list[str]:
@@ -132,6 +140,8 @@ def compose_cmd(  # noqa: PLR0917 - typer maps each option to a parameter
     except LibrarianError as exc:
         raise fail(exc, as_json=as_json) from None
     err = err_console()
+    for d in result.degraded:  # said once, on stderr; --format json carries "degraded"
+        err.print(f"note: {d.detail}", markup=False, highlight=False)
     if explain or dry_run:
         err.print(result.explain_text(), markup=False, highlight=False)
     if verbose or dry_run or (explain and reveal):

@@ -8,6 +8,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,10 +35,16 @@ def index_cmd(
     path: Path = typer.Argument(Path(), help="Repository root (default: the current directory)."),
     as_json: bool = JSON_OPTION,
     watch: bool = typer.Option(False, "--watch", help="Keep re-indexing files as they are saved."),
+    background: bool = typer.Option(
+        False, "--background", hidden=True, help="Finish a partial index quietly, at low priority."
+    ),
 ) -> None:
     """Build or update the index (symbols, references, imports, chunks, graphs)."""
     from ..api import Librarian
 
+    if background:
+        _finish_in_background(path)
+        return
     try:
         lib = Librarian(resolve_repo(path))
         with progress("indexing", None, enabled=not as_json) as bar:
@@ -42,7 +52,9 @@ def index_cmd(
             def report(done: int, total: int) -> None:
                 bar.update(total=total, completed=done)
 
-            stats = lib.index(progress=report)
+            stats = lib.index(
+                progress=report, on_wait=lock_waiter(), on_stage=stage_tracer(bar), check=True
+            )
         data: dict[str, Any] = stats.to_dict()
         data["edges"] = lib.edge_counts()
     except LibrarianError as exc:
@@ -57,6 +69,64 @@ def index_cmd(
         )
     if watch:
         _watch(lib, quiet=as_json)
+
+
+def _finish_in_background(path: Path) -> None:
+    """What ``compose`` starts after answering from a partial index (``index/background.py``).
+
+    Quiet on stdout; notes and errors go to stderr, which the starter sends to
+    ``.librarian/index.log``.
+    """
+    from ..api import Librarian
+
+    with contextlib.suppress(OSError):
+        os.nice(10)
+    try:
+        stats = Librarian(resolve_repo(path)).index()
+    except LibrarianError as exc:
+        sys.stderr.write(f"background index: {exc.code}: {exc.message}\n")
+        raise typer.Exit(1) from None
+    for note in stats.notes:
+        sys.stderr.write(f"background index: {note}\n")
+
+
+def lock_waiter() -> Callable[[Any, float], None]:
+    """Tell the user, on stderr, who holds the index while we wait for it."""
+    said = [-1.0]
+
+    def waiting(owner: Any, waited: float) -> None:
+        if said[0] >= 0 and waited - said[0] < _WAIT_NOTE_EVERY_S:
+            return
+        said[0] = waited
+        who = owner.describe() if owner is not None else "another process"
+        sys.stderr.write(f"waiting for the index: {who} is writing it ({waited:.0f}s)\n")
+        sys.stderr.flush()
+
+    return waiting
+
+
+def stage_tracer(bar: Any) -> Callable[[str], None]:
+    """Name each index stage on the progress bar; with LIBRARIAN_TRACE=stages, on stderr."""
+    trace = "stages" in os.environ.get("LIBRARIAN_TRACE", "").split(",")
+
+    def stage(name: str) -> None:
+        bar.update(description=_STAGE_LABELS.get(name, name))
+        if trace:
+            sys.stderr.write(f"stage {name}\n")
+            sys.stderr.flush()
+
+    return stage
+
+
+_WAIT_NOTE_EVERY_S = 10.0
+_STAGE_LABELS = {
+    "check": "checking the index",
+    "seed": "copying a sibling index",
+    "files": "listing files",
+    "parse": "parsing",
+    "resolve": "resolving imports",
+    "derived": "co-change graph",
+}
 
 
 def _watch(lib: Librarian, *, quiet: bool) -> None:

@@ -72,7 +72,7 @@ def init_cmd(repo: Path = REPO_OPTION, as_json: bool = JSON_OPTION) -> None:
 
 
 def doctor_cmd(repo: Path = REPO_OPTION, as_json: bool = JSON_OPTION) -> None:
-    """Check Python, packages, tokenizers, grammars, SQLite, config, git and state."""
+    """Check Python, packages, tokenizers, grammars, SQLite, config, git, state and index."""
     from ..api import doctor
 
     try:
@@ -125,6 +125,20 @@ def _print_doctor(root: Path, report: DoctorReport) -> None:
     out.print(f"Git          {git_text}")
     st = sec["state"]
     out.print(f"State        {st['dir']} {'present' if st['exists'] else 'absent'}")
+    ix = sec["index"]
+    if not ix["exists"]:
+        out.print("Index        none yet (built on first use)")
+    elif ix.get("integrity") == "ok":
+        parsed = f", {ix['parsed']}/{ix['files']} files parsed" if "files" in ix else ""
+        out.print(f"Index        integrity ok{parsed}")
+    else:
+        out.print("Index        DAMAGED (see below)")
+    pc = ix.get("parse_cache")
+    if pc:
+        out.print(
+            f"Parse cache  {pc['path']} ({pc['entries']} entries, "
+            f"{pc['bytes'] // 1048576} of {pc['max_bytes'] // 1048576} MiB)"
+        )
     if not report.problems:
         out.print("All checks passed.")
         return

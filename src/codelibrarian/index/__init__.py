@@ -3,15 +3,22 @@
 Public surface: the records, the ``Storage`` protocol with ``SqliteStore``,
 ``open_store``/``index_path``, ``pagerank``, ``index_workspace``/``update_paths``
 and ``render_map``/``rank_files``. See ``docs/index.md``.
+
+Names load on first use: ``import codelibrarian.index.store`` does not pull in
+the indexer, the parser or tree-sitter.
 """
 
 from __future__ import annotations
 
-from .graph import pagerank
-from .indexer import IndexStats, UpdateResult, index_workspace, update_paths
-from .records import Chunk, ChunkHit, FileRecord, ImportRecord, Reference, Symbol
-from .repomap import rank_files, render_map
-from .store import SqliteStore, Storage, index_path, open_store
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .graph import pagerank
+    from .indexer import IndexStats, UpdateResult, index_workspace, update_paths
+    from .records import Chunk, ChunkHit, FileRecord, ImportRecord, Reference, Symbol
+    from .repomap import rank_files, render_map
+    from .store import SqliteStore, Storage, index_path, open_store
 
 __all__ = [
     "Chunk",
@@ -32,3 +39,33 @@ __all__ = [
     "render_map",
     "update_paths",
 ]
+
+#: name -> submodule; imported on first use, so importing one submodule stays cheap
+_EXPORTS: dict[str, str] = {
+    "Chunk": "records",
+    "ChunkHit": "records",
+    "FileRecord": "records",
+    "ImportRecord": "records",
+    "IndexStats": "indexer",
+    "Reference": "records",
+    "SqliteStore": "store",
+    "Storage": "store",
+    "Symbol": "records",
+    "UpdateResult": "indexer",
+    "index_path": "store",
+    "index_workspace": "indexer",
+    "open_store": "store",
+    "pagerank": "graph",
+    "rank_files": "repomap",
+    "render_map": "repomap",
+    "update_paths": "indexer",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value

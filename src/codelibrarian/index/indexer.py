@@ -1,55 +1,93 @@
-"""Build and update the index of a workspace, incrementally and crash-safely.
+"""Build and update the index of a workspace: staged, incremental, crash-safe.
 
-One run:
+One run, under the index's writer lock (``lock.py``):
 
-1. list the workspace (``scan_workspace``: ignore rules, skips with reasons);
-2. compare with the index: a file whose size and mtime are unchanged is taken as
-   unchanged; otherwise its content hash decides (an edit that restores the old
-   content only refreshes the mtime); files no longer listed are deleted;
-3. parse what changed, in a process pool sized to the cores for large batches
-   (in-process for small ones), and write each batch of results in its own
-   transaction, imports resolved against the new file list;
-4. when files came or went, re-resolve every file's imports (a new file can
-   satisfy an old import); a ``resolve_pending`` flag written before the first
-   batch makes a run killed half-way redo this step next time;
-5. refresh the git co-change graph when HEAD (or the file set) changed.
+0. **health** — if the lock says the last writer was killed, or the database
+   cannot be opened, ``PRAGMA quick_check`` decides; a damaged index is
+   discarded and rebuilt (the run's notes say so, once). An index that does not
+   exist yet may start as a copy of a sibling checkout's (``seed.py``).
+1. **files** — list the workspace; a file whose size and mtime match the index
+   is unchanged; otherwise it is read, classified (binary, generated, minified,
+   very long lines... are skipped with their reason, remembered in ``skipped``)
+   and identified by its git blob id. New and changed files are written as
+   *listed* rows (stage 0) in one transaction; files no longer listed go. From
+   here on every reader sees the whole file list.
+2. **parse** — listed files are parsed: symbols, references, imports, chunks and
+   full-text rows, committed per batch (stage 2). A file's parse comes from the
+   per-user parse cache when its blob was parsed before (``blobcache.py``), else
+   from a process pool sized to the cores (``pool.py``: bounded in flight,
+   workers die with the parent). ``only`` restricts this run to some files —
+   what ``compose`` does to answer first — and leaves the rest listed for a
+   later run (``pending`` in the stats).
+3. **resolution** — when files came or went, every import is re-resolved (a new
+   file can satisfy an old import); a ``resolve_pending`` flag written in stage 1
+   makes a killed run redo it.
+4. **derived** — once nothing is pending: the git co-change graph (when HEAD or
+   the file set changed) and the registered derived stages (``DERIVED``).
 
-A process killed at any point leaves the last committed batch: the next run sees
-the remaining files as new or stale and completes the index.
+A process killed at any point leaves committed batches only: the next run
+finds the remaining files listed (or new) and completes them.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
-import stat
+import sqlite3
 import time
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
-from multiprocessing import get_context
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..config import Config
+from ..errors import IndexCorrupt
 from ..tokens import get_tokenizer
 from ..workspace import git
-from ..workspace.files import content_hash, scan_workspace
+from ..workspace.files import blob_id, list_candidates, probe, read_candidate
 from ..workspace.ignore import GitignoreStack, RootRules, is_always_excluded
+from ..workspace.skips import Attributes
 from ..workspace.state import State
 from . import graph
+from .blobcache import BlobCache
+from .health import discard, quick_check
 from .imports import Resolver
 from .languages import language_for
-from .parse import TOKENIZER_MODEL, parse_batch
+from .lock import LockOwner, WriterLock
+from .parse import TOKENIZER_MODEL, ParseOutcome, cache_key, decode_result, parse_batch
+from .pool import ParsePool
 from .records import FileData, ImportRecord
-from .store import SqliteStore, writer_lock
+from .seed import repo_key, seed_from_sibling
+from .store import SqliteStore
 
-__all__ = ["IndexStats", "UpdateResult", "index_workspace", "update_paths"]
+__all__ = [
+    "DERIVED",
+    "IndexStats",
+    "UpdateResult",
+    "index_workspace",
+    "update_paths",
+]
 
 #: below this many files to parse, a process pool costs more than it saves
 POOL_MIN_FILES = 48
 _BATCH_FILES = 24
+#: a first build of at least this many files loads without secondary indexes
+_BULK_FILES = 500
+#: SQLite result codes that mean the file itself is damaged (not busy or locked)
+_CORRUPT_CODES = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB
 
 ProgressFn = Callable[[int, int], None]
+#: told the name of each stage as it starts: check, seed, files, parse, resolve, derived
+StageFn = Callable[[str], None]
+#: given the paths waiting to be parsed, the ones to parse in this run
+ChooseFn = Callable[[list[str]], Collection[str]]
+WaitFn = Callable[[LockOwner | None, float], None]
+#: a derived stage: ``(root, store, config) -> note or None``, run once nothing is pending
+DerivedStage = Callable[[Path, SqliteStore, Config], str | None]
+#: derived stages by name, run in name order after the core stages (plug-ins add here)
+DERIVED: dict[str, DerivedStage] = {}
+
+_UNSET: object = object()
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +109,14 @@ class IndexStats:
     milliseconds: int
     workers: int
     notes: tuple[str, ...] = field(default=())
+    #: files listed but not parsed yet (a run restricted with ``only``)
+    pending: int = 0
+    #: parses taken from the per-user cache
+    cache_hits: int = 0
+    #: the index started as a copy of another checkout's
+    seeded: bool = False
+    #: the index was found damaged and rebuilt from the workspace
+    rebuilt: bool = False
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -78,6 +124,7 @@ class IndexStats:
             "parsed": self.parsed,
             "unchanged": self.unchanged,
             "deleted": self.deleted,
+            "pending": self.pending,
             "files_by_language": dict(sorted(self.by_language.items())),
             "symbols": self.symbols,
             "references": self.references,
@@ -89,6 +136,10 @@ class IndexStats:
             "chunks": self.chunks,
             "skipped": dict(sorted(self.skipped.items())),
             "parse_errors": [{"path": p, "error": e} for p, e in self.parse_errors],
+            "cache_hits": self.cache_hits,
+            "seeded": self.seeded,
+            "rebuilt": self.rebuilt,
+            "notes": list(self.notes),
             "seconds": round(self.milliseconds / 1000, 3),
             "workers": self.workers,
         }
@@ -123,50 +174,255 @@ def _batches(items: Sequence[tuple[str, int]], size: int) -> Iterator[list[tuple
         yield list(items[i : i + size])
 
 
+def _lines(data: bytes) -> int:
+    return data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
+
+
+# ------------------------------------------------------------------ stage 1: files
+
+
+@dataclass(slots=True)
+class _Listing:
+    """What stage 1 found: listed files and what changed since the index's last look."""
+
+    listed: dict[str, int] = field(default_factory=dict)  # path -> mtime_ns
+    changed: list[tuple[str, str, str, int, int, int]] = field(default_factory=list)
+    touched: list[tuple[str, int]] = field(default_factory=list)
+    skip_rows: list[tuple[str, str, int, int]] = field(default_factory=list)
+    skip_gone: list[str] = field(default_factory=list)
+    skip_counts: Counter[str] = field(default_factory=Counter)
+    deleted: list[str] = field(default_factory=list)
+    #: listed paths the index did not know before this run
+    new: list[str] = field(default_factory=list)
+
+
+def _list(root: Path, cfg: Config, store: SqliteStore) -> _Listing:
+    ws = cfg.workspace
+    cands = list_candidates(root, ws)
+    attributes = Attributes.load(root)
+    real_root = os.path.realpath(root)
+    known = store.file_states()
+    skipped_known = store.skipped_states()
+    out = _Listing()
+    still_skipped: set[str] = set()
+
+    def skip(rel: str, reason: str, size: int, mtime: int) -> None:
+        out.skip_counts[reason] += 1
+        still_skipped.add(rel)
+        if skipped_known.get(rel) != (reason, size, mtime):
+            out.skip_rows.append((rel, reason, size, mtime))
+
+    for rel in cands.unreadable_dirs:
+        skip(rel, "unreadable", -1, -1)
+    for rel in cands.paths:
+        st, reason = probe(root, real_root, rel, ws, attributes)
+        if st is None:
+            if reason is not None:
+                skip(rel.rstrip("/"), reason, -1, -1)
+            continue
+        size, mtime = st.st_size, st.st_mtime_ns
+        old = known.get(rel)
+        if old is not None and old[1] == size and old[2] == mtime:
+            out.listed[rel] = mtime
+            continue
+        was = skipped_known.get(rel)
+        if was is not None and was[1:] == (size, mtime):
+            skip(rel, was[0], size, mtime)
+            continue
+        data, reason = read_candidate(root, rel, ws)
+        if data is None:
+            skip(rel, reason or "unreadable", size, mtime)
+            continue
+        digest = blob_id(data)
+        out.listed[rel] = mtime
+        if old is not None and old[0] == digest:
+            out.touched.append((rel, mtime))
+            continue
+        label, _ = language_for(rel)
+        out.changed.append((rel, label, digest, len(data), mtime, _lines(data)))
+    out.deleted = sorted(set(known) - set(out.listed))
+    out.new = [r[0] for r in out.changed if r[0] not in known]
+    out.skip_gone = sorted(set(skipped_known) - still_skipped)
+    return out
+
+
+# ------------------------------------------------------------------ the run
+
+
 def index_workspace(
     root: Path,
     config: Config | None = None,
     *,
     progress: ProgressFn | None = None,
     workers: int | None = None,
+    only: Collection[str] | None = None,
+    command: str = "index",
+    lock_timeout: float | None = None,
+    on_wait: WaitFn | None = None,
+    on_stage: StageFn | None = None,
+    check: bool = False,
+    choose: ChooseFn | None = None,
+    stamp: str | None = None,
+    cache: BlobCache | object | None = _UNSET,
 ) -> IndexStats:
-    """Bring the index of the repository at ``root`` up to date; returns the run's stats."""
+    """Bring the index of the repository at ``root`` up to date; returns the run's stats.
+
+    ``only`` parses just those paths this run (the rest stay listed, ``pending``).
+    ``lock_timeout`` (seconds; default ``[index].lock_timeout``) bounds the wait for
+    another writer, raising ``IndexBusy``; ``on_wait`` hears who it is while waiting.
+    ``on_stage`` hears each stage's name as it starts. ``check`` runs ``PRAGMA
+    quick_check`` first even after a clean shutdown (``librarian index`` does: it is
+    the command that repairs). ``choose`` picks, from the files waiting to be
+    parsed, those to parse this run (answer first; ``only`` takes precedence).
+    ``stamp`` records what the workspace looked like when the index is complete
+    (``meta.workspace_stamp``, cleared by any other run), so a later process can
+    skip a run when nothing moved. ``cache`` overrides the per-user parse cache
+    (None: no cache).
+    """
     started = time.perf_counter()
     cfg = config or Config()
     root = Path(root).resolve()
     state = State(root).ensure()
-    with writer_lock(state.index_path), SqliteStore(state.index_path) as store:
-        scan = scan_workspace(root, cfg.workspace)
-        listed = {f.path: f for f in scan.files}
-        known = store.file_states()
-        deleted = sorted(set(known) - set(listed))
-        todo: list[tuple[str, int]] = []
-        touched: list[tuple[str, int]] = []
-        for path in sorted(listed):
-            wf = listed[path]
-            old = known.get(path)
-            if old is not None and old[1] == wf.size and old[2] == wf.mtime_ns:
-                continue
-            if old is not None:
-                try:
-                    same = content_hash((root / path).read_bytes()) == old[0]
-                except OSError:
-                    same = False
-                if same:
-                    touched.append((path, wf.mtime_ns))
-                    continue
-            todo.append((path, wf.mtime_ns))
-        file_set_changed = bool(deleted) or any(p not in known for p, _ in todo)
-        if file_set_changed:
-            store.set_meta({"resolve_pending": "1"})
-        if deleted:
-            store.delete_files(deleted)
-        if touched:
-            store.touch_files(touched)
+    db = state.index_path
+    timeout = cfg.index.lock_timeout if lock_timeout is None else lock_timeout
+    blobs = BlobCache.open(cfg.cache) if cache is _UNSET else cache
+    assert blobs is None or isinstance(blobs, BlobCache)
+    stage = on_stage or _quiet
+    try:
+        with WriterLock(db, command=command, timeout=timeout, on_wait=on_wait) as lock:
+            notes: list[str] = []
+            rebuilt = False
+            if lock.unclean or check:
+                stage("check")
+            problems = quick_check(db) if lock.unclean or check else []
+            if problems:
+                rebuilt = _rebuild(db, notes, problems[0])
+            key = _repo_key(root, blobs)
+            seeded = False
+            if not db.exists() and blobs is not None:
+                stage("seed")
+                seeded = seed_from_sibling(root, db, blobs, key) is not None
+                if seeded:
+                    notes.append("started from another checkout's index of this repository")
+            stats = None
+            for last in (False, True):  # a damaged index is rebuilt from scratch, once
+                stats = _run_once(
+                    root, cfg, db, blobs, notes,
+                    progress=progress, workers=workers, only=only, last=last, stage=stage,
+                    choose=choose, stamp=stamp,
+                )  # fmt: skip
+                if stats is not None:
+                    break
+                rebuilt = True
+            assert stats is not None
+            if blobs is not None:
+                blobs.register_index(key, db)
+                blobs.finish()
+    finally:
+        if cache is _UNSET and blobs is not None:
+            blobs.close()
+    return replace(
+        stats,
+        milliseconds=int((time.perf_counter() - started) * 1000),
+        notes=tuple(notes) + stats.notes,
+        seeded=seeded,
+        rebuilt=rebuilt,
+    )
 
-        resolver = Resolver(listed, _go_modules(root, sorted(listed)))
-        n_workers = workers or cfg.index.workers or os.cpu_count() or 1
-        parse_errors, used = _parse_and_write(
+
+def _run_once(
+    root: Path,
+    cfg: Config,
+    db: Path,
+    blobs: BlobCache | None,
+    notes: list[str],
+    *,
+    progress: ProgressFn | None,
+    workers: int | None,
+    only: Collection[str] | None,
+    stage: StageFn,
+    choose: ChooseFn | None = None,
+    stamp: str | None = None,
+    last: bool = False,
+) -> IndexStats | None:
+    """One pass over a sound database; None after discarding a damaged one (unless ``last``)."""
+    try:
+        store = SqliteStore(db)
+    except IndexCorrupt as exc:
+        if last:
+            raise
+        _rebuild(db, notes, exc.message)
+        return None
+    try:
+        with store:
+            return _index(
+                root, cfg, store, blobs,
+                progress=progress, workers=workers, only=only, stage=stage,
+                choose=choose, stamp=stamp,
+            )  # fmt: skip
+    except sqlite3.DatabaseError as exc:
+        if last or getattr(exc, "sqlite_errorcode", None) not in _CORRUPT_CODES:
+            raise
+        _rebuild(db, notes, str(exc))
+        return None
+
+
+def _quiet(_stage: str) -> None:
+    return None
+
+
+def _repo_key(root: Path, blobs: BlobCache | None) -> str:
+    return repo_key(root) if blobs is not None and blobs.usable else ""
+
+
+def _rebuild(db: Path, notes: list[str], why: str) -> bool:
+    discard(db)
+    notes.append(f"the index was damaged ({why[:120]}); rebuilt it from the workspace")
+    return True
+
+
+def _index(
+    root: Path,
+    cfg: Config,
+    store: SqliteStore,
+    blobs: BlobCache | None,
+    *,
+    progress: ProgressFn | None,
+    workers: int | None,
+    only: Collection[str] | None,
+    stage: StageFn,
+    choose: ChooseFn | None = None,
+    stamp: str | None = None,
+) -> IndexStats:
+    stage("files")
+    listing = _list(root, cfg, store)
+    file_set_changed = bool(listing.deleted) or bool(listing.new)
+    if file_set_changed:
+        store.set_meta({"resolve_pending": "1"})
+    if listing.deleted:
+        store.delete_files(listing.deleted)
+    store.set_skipped(listing.skip_rows, listing.skip_gone)
+    if listing.touched:
+        store.touch_files(listing.touched)
+    store.list_files(listing.changed, new=listing.new)
+
+    listed = listing.listed
+    pending = [p for p in store.pending_paths() if p in listed]
+    wanted: set[str] | None = None
+    if only is not None:
+        wanted = set(only)
+    elif choose is not None:
+        wanted = set(choose(pending))
+    todo_paths = pending if wanted is None else [p for p in pending if p in wanted]
+    todo = [(p, listed[p]) for p in todo_paths]
+    resolver = Resolver(listed, _go_modules(root, sorted(listed)))
+    n_workers = workers or cfg.index.workers or os.cpu_count() or 1
+    stage("parse")
+    # a cold build (nothing parsed yet, everything to do): no secondary indexes
+    # until the end; answer-first and background runs keep them for their readers
+    cold = len(todo) >= _BULK_FILES and len(todo) == len(listed) and wanted is None
+    with store.bulk_load() if cold else contextlib.nullcontext():
+        parse_errors, used, hits = _parse_and_write(
             store,
             root,
             todo,
@@ -174,34 +430,56 @@ def index_workspace(
             max_tokens=cfg.index.chunk_max_tokens,
             n_workers=n_workers,
             progress=progress,
+            blobs=blobs,
         )
-
-        if file_set_changed or store.meta("resolve_pending") == "1":
-            _reresolve(store, resolver)
-            store.set_meta({"resolve_pending": "0"})
-        notes = _refresh_cochange(root, store, cfg, set(listed), file_set_changed)
-        counts = store.counts()
-        by_lang = Counter(language_for(p)[0] for p in listed)
-        resolved = store.count_resolved_imports()
-        # files with a recorded parse error, including ones from earlier runs
-        all_errors = store.parse_errors()
+    if file_set_changed or store.meta("resolve_pending") == "1":
+        stage("resolve")
+        _reresolve(store, resolver)
+        store.set_meta({"resolve_pending": "0"})
+    left = len(pending) - len(todo)
+    notes: list[str] = []
+    if left == 0:
+        stage("derived")
+        notes += _refresh_cochange(root, store, cfg, set(listed), file_set_changed)
+        notes += _run_derived(root, store, cfg)
+    store.set_meta({"workspace_stamp": stamp if stamp and left == 0 else ""})
+    counts = store.counts()
+    by_lang = Counter(language_for(p)[0] for p in listed)
+    all_errors = store.parse_errors()
     return IndexStats(
         files=counts["files"],
         parsed=len(todo),
-        unchanged=len(listed) - len(todo),
-        deleted=len(deleted),
+        unchanged=len(listed) - len(listing.changed),
+        deleted=len(listing.deleted),
         by_language=dict(by_lang),
         symbols=counts["symbols"],
         references=counts["refs"],
         imports=counts["imports"],
-        imports_resolved=resolved,
+        imports_resolved=store.count_resolved_imports(),
         chunks=counts["chunks"],
-        skipped=scan.skip_counts(),
+        skipped=dict(listing.skip_counts),
         parse_errors=tuple(all_errors) if all_errors else tuple(sorted(parse_errors)),
-        milliseconds=int((time.perf_counter() - started) * 1000),
+        milliseconds=0,
         workers=used,
         notes=tuple(notes),
+        pending=left,
+        cache_hits=hits,
     )
+
+
+def _run_derived(root: Path, store: SqliteStore, cfg: Config) -> list[str]:
+    notes: list[str] = []
+    for name in sorted(DERIVED):
+        try:
+            note = DERIVED[name](root, store, cfg)
+        except Exception as exc:  # a derived stage must not fail the index
+            note = f"derived stage {name} failed: {type(exc).__name__}: {exc}"[:300]
+        if note:
+            notes.append(note)
+    return notes
+
+
+# ------------------------------------------------------------------ stage 2: parse
 
 
 def _parse_and_write(
@@ -213,47 +491,88 @@ def _parse_and_write(
     max_tokens: int,
     n_workers: int,
     progress: ProgressFn | None,
-) -> tuple[list[tuple[str, str]], int]:
-    """Parse ``todo`` and write each batch in its own transaction; ``(errors, workers)``."""
+    blobs: BlobCache | None,
+) -> tuple[list[tuple[str, str]], int, int]:
+    """Parse ``todo`` (cache first) and write each batch in its own transaction.
+
+    Returns ``(parse errors, workers used, cache hits)``.
+    """
     parse_errors: list[tuple[str, str]] = []
-    done = 0
     if progress:
         progress(0, len(todo))
+    if not todo:
+        return parse_errors, 1, 0
+    states = store.file_states([p for p, _ in todo]) if len(todo) < 512 else store.file_states()
+    keys = {p: cache_key(states[p][0], p, max_tokens) for p, _ in todo if p in states}
+    cached: dict[str, bytes] = {}
+    if blobs is not None:
+        found = blobs.get_many(sorted(set(keys.values())))
+        cached = {p: found[k] for p, k in keys.items() if k in found}
+    misses = sum(1 for p, _ in todo if p not in cached)
     batches = list(_batches(todo, _BATCH_FILES))
-    use_pool = n_workers > 1 and len(todo) >= POOL_MIN_FILES
-    pool: ProcessPoolExecutor | None = None
-    results: Iterable[list[FileData | tuple[str, str]]]
+    tasks = [(str(root), [t for t in b if t[0] not in cached], max_tokens) for b in batches]
+    use_pool = n_workers > 1 and misses >= POOL_MIN_FILES
+    pool: ParsePool | None = None
     if use_pool:
-        forking = "fork" in _start_methods()
-        if forking:  # load the encoder once here: forked workers inherit it (~1 s CPU each)
-            get_tokenizer(TOKENIZER_MODEL).count("warm")
-        ctx = get_context("fork") if forking else get_context("spawn")
-        pool = ProcessPoolExecutor(max_workers=n_workers, mp_context=ctx)
-        n = len(batches)
-        results = pool.map(parse_batch, [str(root)] * n, batches, [max_tokens] * n)
+        pool = ParsePool(n_workers, warm=lambda: get_tokenizer(TOKENIZER_MODEL).count("warm"))
+        outcomes: Iterable[list[ParseOutcome]] = pool.ordered_map(parse_batch, tasks)
     else:
-        results = (parse_batch(str(root), b, max_tokens) for b in batches)
+        outcomes = (parse_batch(*t) if t[1] else [] for t in tasks)
+    done = 0
     try:
-        for batch_result in results:
+        for batch, parsed in zip(batches, outcomes, strict=True):
+            by_path = {o[0]: o for o in parsed}
             rows: list[tuple[FileData, list[ImportRecord]]] = []
             vanished: list[str] = []
-            for item in batch_result:
-                if isinstance(item, FileData):
-                    rows.append((item, _resolve(resolver, item)))
-                    if item.parse_error:
-                        parse_errors.append((item.path, item.parse_error))
-                else:
-                    vanished.append(item[0])
+            fresh: list[tuple[str, bytes]] = []
+            for path, mtime in batch:
+                data = _from_cache(path, mtime, cached.get(path), root, max_tokens)
+                if data is None:
+                    outcome = by_path[path]
+                    if len(outcome) == 2:
+                        vanished.append(path)
+                        continue
+                    payload = outcome[2]
+                    data = decode_result(path, mtime, payload)
+                    fresh.append((cache_key(data.content_hash, path, max_tokens), payload))
+                rows.append((data, _resolve(resolver, data)))
+                if data.parse_error:
+                    parse_errors.append((path, data.parse_error))
             store.write_files(rows)
             if vanished:
                 store.delete_files(vanished)
-            done += len(batch_result)
+            if blobs is not None:
+                blobs.put_many(fresh)
+            done += len(batch)
             if progress:
                 progress(done, len(todo))
+    except BaseException:
+        if pool is not None:
+            pool.stop()
+            pool = None
+        raise
     finally:
         if pool is not None:
-            pool.shutdown(wait=True, cancel_futures=True)
-    return parse_errors, (n_workers if use_pool else 1)
+            pool.close()
+    return parse_errors, (n_workers if use_pool else 1), len(cached)
+
+
+def _from_cache(
+    path: str, mtime: int, payload: bytes | None, root: Path, max_tokens: int
+) -> FileData | None:
+    """A cached parse as ``FileData``, re-parsed in process if the payload is unreadable."""
+    if payload is None:
+        return None
+    try:
+        return decode_result(path, mtime, payload)
+    except ValueError:
+        outcome = parse_batch(str(root), [(path, mtime)], max_tokens)[0]
+        if len(outcome) == 2:
+            return None
+        return decode_result(path, mtime, outcome[2])
+
+
+# ------------------------------------------------------------------ watch: a few paths
 
 
 def update_paths(
@@ -265,15 +584,15 @@ def update_paths(
 ) -> UpdateResult:
     """Re-index just ``paths`` (repo-relative): what an editor save or ``--watch`` needs.
 
-    A path that no longer exists, became ignored, binary or too large is removed
-    from the index; one whose content hash is unchanged is left alone. Skips the
-    full workspace scan, so a one-file update costs one parse and one transaction.
+    A path that no longer exists, became ignored or skipped is removed from the
+    index; one whose blob id is unchanged is left alone. Skips the full workspace
+    scan, so a one-file update costs one parse and a couple of transactions.
     ``store`` lets a long-running caller (``--watch``) keep the index open.
     """
     cfg = config or Config()
     root = Path(root).resolve()
     state = State(root).ensure()
-    with writer_lock(state.index_path):
+    with WriterLock(state.index_path, command="watch", timeout=cfg.index.lock_timeout):
         if store is not None:
             return _update(root, sorted(set(paths)), cfg, store)
         with SqliteStore(state.index_path) as own:
@@ -282,33 +601,45 @@ def update_paths(
 
 def _update(root: Path, paths: list[str], cfg: Config, store: SqliteStore) -> UpdateResult:
     rules = RootRules.load(root, cfg.workspace.ignore)
+    attributes = Attributes.load(root)
+    real_root = os.path.realpath(root)
     known = store.file_states(paths)
+    listed: list[tuple[str, str, str, int, int, int]] = []
     todo: list[tuple[str, int]] = []
     removed: list[str] = []
+    skips: list[tuple[str, str, int, int]] = []
     for rel in paths:
-        keep, mtime = _indexable(root, rel, rules, cfg.workspace.max_file_bytes)
-        if not keep:
+        st: os.stat_result | None = None
+        data: bytes | None = None
+        reason: str | None = None
+        if not (is_always_excluded(rel) or rules.ignored(rel) or _gitignored(root, rel)):
+            st, reason = probe(root, real_root, rel, cfg.workspace, attributes)
+            if st is not None:
+                data, reason = read_candidate(root, rel, cfg.workspace)
+        if st is None or data is None:
+            if reason is not None:
+                skips.append((rel, reason, -1, -1))
             if rel in known:
                 removed.append(rel)
             continue
         old = known.get(rel)
-        try:
-            digest = content_hash((root / rel).read_bytes())
-        except OSError:
+        digest = blob_id(data)
+        if old is not None and old[0] == digest and old[3] == 2:
             continue
-        if old is not None and old[0] == digest:
-            continue
-        todo.append((rel, mtime))
+        label, _ = language_for(rel)
+        listed.append((rel, label, digest, len(data), st.st_mtime_ns, _lines(data)))
+        todo.append((rel, st.st_mtime_ns))
     if not todo and not removed:
+        store.set_skipped(skips)
         return UpdateResult((), ())
     set_changed = bool(removed) or any(p not in known for p, _ in todo)
     if set_changed:
         store.set_meta({"resolve_pending": "1"})
     if removed:
         store.delete_files(removed)
-    all_paths = store.paths()
-    all_paths.extend(p for p, _ in todo if p not in known)
-    resolver = _resolver(root, all_paths)
+    store.set_skipped(skips, [p for p, _ in todo])
+    store.list_files(listed)
+    resolver = _resolver(root, store.paths())
     _parse_and_write(
         store,
         root,
@@ -317,6 +648,7 @@ def _update(root: Path, paths: list[str], cfg: Config, store: SqliteStore) -> Up
         max_tokens=cfg.index.chunk_max_tokens,
         n_workers=1,
         progress=None,
+        blobs=None,
     )
     if set_changed:
         _reresolve(store, resolver)
@@ -359,25 +691,7 @@ def _gitignored(root: Path, rel: str) -> bool:
     return False
 
 
-def _indexable(root: Path, rel: str, rules: RootRules, max_bytes: int) -> tuple[bool, int]:
-    if is_always_excluded(rel) or rules.ignored(rel) or _gitignored(root, rel):
-        return False, 0
-    path = root / rel
-    try:
-        st = path.stat()
-        if not stat.S_ISREG(st.st_mode) or st.st_size > max_bytes:
-            return False, 0
-        with open(path, "rb") as fh:
-            head = fh.read(8192)
-    except OSError:
-        return False, 0
-    return (b"\0" not in head), st.st_mtime_ns
-
-
-def _start_methods() -> list[str]:
-    import multiprocessing
-
-    return multiprocessing.get_all_start_methods()
+# ------------------------------------------------------------------ stages 3 and 4
 
 
 def _reresolve(store: SqliteStore, resolver: Resolver) -> None:

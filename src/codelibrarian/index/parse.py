@@ -2,7 +2,15 @@
 
 This is the work done in the process pool: read the bytes, hash them, parse
 with tree-sitter, run our tags query, build chunks and count tokens. It takes
-and returns plain values (picklable), and never touches the database.
+and returns plain values, and never touches the database.
+
+A worker hands each result over as a *payload*: the path-free part of a
+``FileData`` (everything but path and mtime) as compressed ``marshal`` data.
+The same bytes go into the per-user parse cache (``blobcache.py``) under the
+file's blob id, so a file with the same content anywhere else is never parsed
+again; ``decode_result`` turns a payload back into a ``FileData`` for a path.
+``parser_version`` is part of every cache key: it changes with the package
+version, the payload format and the tags queries.
 
 A file whose parse raises, or whose tree is mostly ``ERROR`` nodes, is still
 indexed as text (chunks, full-text search) with ``parse_error`` recorded. A
@@ -11,23 +19,58 @@ tree with a few errors keeps the symbols tree-sitter recovered.
 
 from __future__ import annotations
 
+import hashlib
+import marshal
+import zlib
 from collections.abc import Sequence
+from functools import cache
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from .. import __version__
 from ..tokens import Tokenizer, get_tokenizer
-from ..workspace.files import content_hash
+from ..workspace.files import blob_id
 from .chunks import build_chunks
 from .imports import specs_from_captures
 from .languages import language_for, load_queries
-from .records import FileData, ReferenceGroup, Symbol
+from .records import FileData, ReferenceGroup, Symbol, estimate_tokens
 from .symbols import extract
+from .tokenize import parts_text
 
-__all__ = ["ERROR_SHARE_LIMIT", "parse_batch", "parse_source"]
+__all__ = [
+    "ERROR_SHARE_LIMIT",
+    "cache_key",
+    "decode_result",
+    "encode_result",
+    "parse_batch",
+    "parse_source",
+    "parser_version",
+]
 
 #: a tree whose ERROR nodes cover more than this share (per-mille) of the bytes is text
 ERROR_SHARE_LIMIT = 500
 TOKENIZER_MODEL = "gpt-4o"
+#: bump when what a parse produces changes without the queries or version changing
+PAYLOAD_FORMAT = 1
+
+
+@cache
+def parser_version() -> str:
+    """Package version, payload format and a digest of the tags queries."""
+    digest = hashlib.blake2b(digest_size=6)
+    folder = resources.files(__package__).joinpath("queries")
+    for entry in sorted(folder.iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".scm"):
+            digest.update(entry.name.encode())
+            digest.update(entry.read_bytes())
+    return f"{__version__}.{PAYLOAD_FORMAT}.{digest.hexdigest()}"
+
+
+def cache_key(blob: str, path: str, max_tokens: int) -> str:
+    """The parse cache key of content ``blob`` found at ``path`` (its language matters)."""
+    label, _ = language_for(path)
+    return f"{blob}:{label}:{parser_version()}:{max_tokens}"
 
 
 def _error_share(root: Any, size: int) -> int:
@@ -83,10 +126,10 @@ def parse_source(
     return FileData(
         path=path,
         language=label,
-        content_hash=content_hash(data),
+        content_hash=blob_id(data),
         size=len(data),
         mtime_ns=mtime_ns,
-        tokens=tokenizer.count(text),
+        tokens=estimate_tokens(len(data)),
         lines=text.count("\n") + (0 if text.endswith("\n") or not text else 1),
         parse_error=parse_error,
         symbols=tuple(
@@ -116,24 +159,70 @@ def parse_source(
     )
 
 
-def parse_batch(
-    root: str, items: Sequence[tuple[str, int]], max_tokens: int
-) -> list[FileData | tuple[str, str]]:
-    """Worker entry: parse ``(path, mtime_ns)`` items under ``root``.
+def encode_result(data: FileData) -> bytes:
+    """The path-free part of ``data`` as a compact payload (see the module docstring)."""
+    row = (
+        data.language,
+        data.content_hash,
+        data.size,
+        data.tokens,
+        data.lines,
+        data.parse_error,
+        data.symbols,
+        data.references,
+        data.import_specs,
+        data.chunks,
+    )
+    return zlib.compress(marshal.dumps(row), 1)
 
-    Returns a ``FileData`` per readable file, or ``(path, reason)`` for a file
-    that vanished or became unreadable since it was listed.
-    """
+
+def decode_result(path: str, mtime_ns: int, payload: bytes) -> FileData:
+    """A ``FileData`` for ``path`` from a payload; raises ``ValueError`` on a bad one."""
+    try:
+        row = marshal.loads(zlib.decompress(payload))
+        language, digest, size, tokens, lines, error, syms, refs, specs, chunks = row
+    except (zlib.error, EOFError, TypeError, ValueError) as exc:
+        raise ValueError(f"unreadable parse payload: {exc}") from None
+    extra = _path_parts(path)
+    if extra:
+        chunks = tuple([(*c[:8], " ".join(sorted(extra.union(c[8].split())))) for c in chunks])
+    return FileData(
+        path=path,
+        language=language,
+        content_hash=digest,
+        size=size,
+        mtime_ns=mtime_ns,
+        tokens=tokens,
+        lines=lines,
+        parse_error=error,
+        symbols=syms,
+        references=refs,
+        import_specs=specs,
+        chunks=chunks,
+    )
+
+
+def _path_parts(path: str) -> set[str]:
+    """The identifier parts of a path, which every chunk's FTS ``parts`` column carries."""
+    return set(parts_text(path).split())
+
+
+#: a worker's answer for one file: ``(path, mtime_ns, payload)``, or ``(path, reason)``
+#: when the file vanished or became unreadable since it was listed
+ParseOutcome = tuple[str, int, bytes] | tuple[str, str]
+
+
+def parse_batch(root: str, items: Sequence[tuple[str, int]], max_tokens: int) -> list[ParseOutcome]:
+    """Worker entry: parse ``(path, mtime_ns)`` items under ``root`` into payloads."""
     tokenizer = get_tokenizer(TOKENIZER_MODEL)
     base = Path(root)
-    out: list[FileData | tuple[str, str]] = []
+    out: list[ParseOutcome] = []
     for rel, mtime_ns in items:
         try:
             data = (base / rel).read_bytes()
         except OSError:
             out.append((rel, "unreadable"))
             continue
-        out.append(
-            parse_source(rel, data, tokenizer=tokenizer, max_tokens=max_tokens, mtime_ns=mtime_ns)
-        )
+        parsed = parse_source(rel, data, tokenizer=tokenizer, max_tokens=max_tokens)
+        out.append((rel, mtime_ns, encode_result(parsed)))
     return out

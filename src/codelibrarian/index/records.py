@@ -25,6 +25,7 @@ __all__ = [
     "ReferenceGroup",
     "Symbol",
     "SymbolRow",
+    "estimate_tokens",
     "expand_lines",
     "join_lines",
 ]
@@ -163,6 +164,16 @@ class FileData:
     #: raw import specs with their line: resolution needs the whole file list
     import_specs: tuple[tuple[str, int], ...] = ()
     chunks: tuple[ChunkRow, ...] = field(default=())
+
+
+def estimate_tokens(size: int) -> int:
+    """A file's token estimate from its size in bytes (about 4 a token for code).
+
+    The index stores this, not an exact count: counting every file exactly cost
+    as much as a third of parsing, and whoever needs the exact number of a file
+    (a source deciding whether it fits whole) counts the text it is about to use.
+    """
+    return (size + 3) // 4
 
 
 def join_lines(lines: Iterable[int]) -> str:

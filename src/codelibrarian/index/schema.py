@@ -15,7 +15,12 @@ import time
 
 from ..errors import IndexCorrupt
 
-__all__ = ["SCHEMA_VERSION", "migrate"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "create_secondary_indexes",
+    "drop_secondary_indexes",
+    "migrate",
+]
 
 _V1: tuple[str, ...] = (
     """CREATE TABLE IF NOT EXISTS meta(
@@ -102,12 +107,50 @@ _V2: tuple[str, ...] = (
     "CREATE INDEX refs_name ON refs(name)",
 )
 
+#: the staged index: a file row is written when the file is listed (``stage`` 0) and
+#: completed by its parse (``stage`` 2: symbols, references, imports, chunks, FTS);
+#: skipped files are remembered with their reason; content hashes become git blob ids,
+#: so every row is re-hashed once (an mtime of -1 never matches the disk)
+_V3: tuple[str, ...] = (
+    "ALTER TABLE files ADD COLUMN stage INTEGER NOT NULL DEFAULT 2",
+    "UPDATE files SET mtime_ns = -1",
+    """CREATE TABLE skipped(
+        path TEXT PRIMARY KEY,
+        reason TEXT NOT NULL,
+        size INTEGER NOT NULL,
+        mtime_ns INTEGER NOT NULL) WITHOUT ROWID""",
+)
+
 #: (version, name, statements), applied in order
 MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
     (1, "initial", _V1),
     (2, "grouped references", _V2),
+    (3, "staged index, skipped files, blob ids", _V3),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
+
+#: the secondary indexes of the current schema: a cold build drops them, loads every
+#: file, and creates them once at the end (sorted builds beat per-row upkeep); any
+#: writer recreates missing ones on open, so a build killed half-way costs nothing
+SECONDARY_INDEXES: tuple[tuple[str, str], ...] = (
+    ("symbols_file", "symbols(file_id)"),
+    ("symbols_name", "symbols(name)"),
+    ("imports_file", "imports(file_id)"),
+    ("imports_resolved", "imports(resolved)"),
+    ("chunks_file", "chunks(file_id)"),
+    ("refs_name", "refs(name)"),
+)
+
+
+def create_secondary_indexes(conn: sqlite3.Connection) -> None:
+    """Create whichever secondary indexes are missing (a no-op when all exist)."""
+    for name, target in SECONDARY_INDEXES:
+        conn.execute(f"CREATE INDEX IF NOT EXISTS {name} ON {target}")
+
+
+def drop_secondary_indexes(conn: sqlite3.Connection) -> None:
+    for name, _ in SECONDARY_INDEXES:
+        conn.execute(f"DROP INDEX IF EXISTS {name}")
 
 
 def current_version(conn: sqlite3.Connection) -> int:

@@ -153,7 +153,7 @@ class ComposeService:
             raise UsageError("the budget must be a positive number of tokens")
         model = model or config.compose.model
         now = now_or(as_of)
-        self.ws.ensure_index(refresh=refresh, progress=progress)
+        readiness = self.ws.ensure_index(refresh=refresh, progress=progress, task=task, files=files)
         is_git = self.ws.is_git()
         trigger = Trigger.create(
             task,
@@ -167,7 +167,7 @@ class ComposeService:
             model=model,
             agent_role=agent_role,
         )
-        return self.compose_trigger(
+        result = self.compose_trigger(
             trigger,
             total=total,
             fmt=fmt,
@@ -175,6 +175,8 @@ class ComposeService:
             record=record,
             reveal=reveal,
         )
+        degraded = readiness.degradations()
+        return replace(result, degraded=degraded) if degraded else result
 
     def gather(self, trigger: Trigger, total: int) -> Gathered:
         """Every source's candidates for ``trigger`` under ``total`` tokens."""

@@ -1,13 +1,15 @@
 """``doctor``: installation and repository checks, each problem with its fix.
 
 Python, the required packages, the tokenizers, the tree-sitter grammars, SQLite's
-FTS5, the config file, git and the ``.librarian/`` state folder. A failing check
+FTS5, the config file, git, the ``.librarian/`` state folder and the index
+(``PRAGMA integrity_check``, a writer killed mid-run, the parse cache). A failing check
 is a problem with a level (``error`` sets the exit code, ``warning`` does not)
 and the command that fixes it; nothing here raises for a failed check.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import importlib.metadata
 import os
@@ -23,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Config, load_config
-from ..errors import ConfigError, LibrarianError, exit_code_for
+from ..errors import ConfigError, IndexCorrupt, LibrarianError, exit_code_for
 from ..tokens import SAFETY_FACTORS
 from ..workspace import git
 from ..workspace.state import State
@@ -300,6 +302,57 @@ def _check_state(report: DoctorReport, root: Path) -> None:
     report.sections["state"] = info
 
 
+def _check_index(report: DoctorReport, root: Path, config: Config | None) -> None:
+    """The index: sound (``PRAGMA integrity_check``), who writes it, how far it got."""
+    from ..index.blobcache import BlobCache
+    from ..index.health import integrity_check
+    from ..index.lock import read_owner
+
+    state = State(root)
+    info: dict[str, Any] = {"exists": state.index_path.exists()}
+    if info["exists"]:
+        problems = integrity_check(state.index_path)
+        info["integrity"] = problems or "ok"
+        if problems:
+            report.problem(
+                "index",
+                "error",
+                f"the index is damaged: {problems[0]}",
+                "Run `librarian index`: it discards a damaged index and rebuilds it "
+                "from the workspace (the index holds nothing that is not derived).",
+                exit_code_for(IndexCorrupt("")),
+            )
+        else:
+            with contextlib.suppress(sqlite3.Error):
+                con = sqlite3.connect(f"file:{state.index_path}?mode=ro", uri=True)
+                try:
+                    row = con.execute(
+                        "SELECT COUNT(*), COALESCE(SUM(stage = 2), 0) FROM files"
+                    ).fetchone()
+                    info["files"], info["parsed"] = int(row[0]), int(row[1])
+                finally:
+                    con.close()
+    owner = read_owner(state.index_path)
+    if owner is not None and owner.state == "held":
+        alive = owner.alive()
+        info["writer"] = {"pid": owner.pid, "command": owner.command, "alive": alive}
+        if not alive:
+            report.problem(
+                "index",
+                "warning",
+                f"the last index writer ({owner.describe()}) was killed mid-run.",
+                "Run `librarian index`: it checks the index and completes it.",
+            )
+    cache = BlobCache.open(config.cache if config is not None else None)
+    if cache is not None:
+        stats = cache.stats()
+        info["parse_cache"] = {
+            k: stats[k] for k in ("path", "entries", "bytes", "max_bytes", "broken")
+        }
+        cache.close()
+    report.sections["index"] = info
+
+
 def run_doctor(root: Path) -> DoctorReport:
     """Run every check for the repository at ``root``."""
     report = DoctorReport()
@@ -308,7 +361,8 @@ def run_doctor(root: Path) -> DoctorReport:
     _check_tokenizer(report)
     _check_grammars(report)
     _check_sqlite(report)
-    _check_config(report, root)
+    config = _check_config(report, root)
     _check_git(report, root)
     _check_state(report, root)
+    _check_index(report, root, config)
     return report

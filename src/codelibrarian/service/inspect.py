@@ -96,7 +96,7 @@ def index_status(ws: WorkspaceSession) -> IndexStatus:
     scan = scan_workspace(ws.root, ws.config.workspace)
     current = {f.path: (f.size, f.mtime_ns) for f in scan.files}
     modified = sum(
-        1 for p, (size, mtime) in current.items() if p in known and known[p][1:] != (size, mtime)
+        1 for p, (size, mtime) in current.items() if p in known and known[p][1:3] != (size, mtime)
     )
     return IndexStatus(
         indexed=True,

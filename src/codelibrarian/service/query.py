@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
-from ..errors import UsageError
+from ..errors import UnverifiedByTrace, UsageError
 from .workspace import WorkspaceSession, now_or
 
 if TYPE_CHECKING:
@@ -104,8 +104,9 @@ def run_query(
     if budget is not None and budget < 1:
         raise UsageError("the budget must be a positive number of tokens")
     store = None
+    degraded: tuple[UnverifiedByTrace, ...] = ()
     if build:
-        ws.ensure_index(refresh=refresh)
+        degraded = ws.ensure_index(refresh=refresh, task=intent).degradations()
         store = ws.open_store()
     features = FEATURES if semantic else DEFAULT_FEATURES
     completer, _why = resolve_llm(ws.root, discover=llm)
@@ -121,6 +122,8 @@ def run_query(
             reporter=reporter,
             cancel=cancel,
         )
+    if degraded:  # recorded with the pipeline's own degradations (P23)
+        result = replace(result, traces=result.traces + degraded)
     snippets = _snippets(ws, result) if with_code else ()
     return QueryResult(result, snippets)
 

@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from ..composer import Explanation
 from ..config import LANES
+from ..errors import UnverifiedByTrace
 from ..explain_view import render_terminal
 from ..policy_engine import Redaction
 from ..trigger import Trigger
@@ -90,6 +91,8 @@ class ComposeResult:
     trigger: Trigger
     explanation: Explanation = field(repr=False)
     candidate_count: int = 0
+    #: what was not available (P23): a partial index, an index rebuilt on the way
+    degraded: tuple[UnverifiedByTrace, ...] = ()
 
     @property
     def files(self) -> tuple[str, ...]:
@@ -131,6 +134,7 @@ class ComposeResult:
             "rejected": [r.to_dict() for r in self.rejected],
             "redactions": [r.to_dict() for r in self.redactions],
             "vitals": self.vitals.to_dict(),
+            "degraded": [d.to_dict() for d in self.degraded],
             "text": self.text,
         }
 

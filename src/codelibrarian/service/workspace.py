@@ -9,17 +9,19 @@ sources share (file list, file texts, fingerprint).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..composer import recency_bucket
 from ..composer.fingerprint import workspace_fingerprint
-from ..config import Config, load_config
-from ..errors import UsageError
+from ..config import Config, find_config_file, load_config
+from ..errors import UnverifiedByTrace, UsageError
 from ..policy_engine import PolicyEngine
 from ..sources import Source, load_sources
 from ..trigger import Trigger
@@ -34,12 +36,64 @@ from ..workspace.git import (
 )
 from ..workspace.state import State
 
-__all__ = ["WorkspaceSession", "now_or"]
+__all__ = ["IndexReadiness", "WorkspaceSession", "now_or"]
 
 
 def now_or(as_of: int | None) -> int:
     """``as_of`` when given, else the clock (epoch seconds): the shell's one clock read."""
     return int(time.time()) if as_of is None else int(as_of)
+
+
+def _config_stamp(root: Path) -> object:
+    """Which config file applies to ``root``, with its size and mtime (None: defaults)."""
+    found = find_config_file(root)
+    if found is None:
+        return None
+    try:
+        st = found[0].stat()
+    except OSError:
+        return str(found[0])
+    return (str(found[0]), st.st_size, st.st_mtime_ns)
+
+
+@dataclass(frozen=True, slots=True)
+class IndexReadiness:
+    """How much of the index a call could use, and what it said about it.
+
+    ``parsed`` of ``files`` are fully indexed (symbols, references, imports,
+    chunks, full-text search); the rest are listed only. ``writer`` is the pid of
+    the process finishing the index (a background run, an index, ``--watch``) when
+    there is one; ``notes`` are what this call's index run had to say once (a
+    damaged index rebuilt).
+    """
+
+    files: int
+    parsed: int
+    writer: int | None = None
+    notes: tuple[str, ...] = ()
+
+    @property
+    def pending(self) -> int:
+        return max(0, self.files - self.parsed)
+
+    def degradations(self) -> tuple[UnverifiedByTrace, ...]:
+        """What was not available, as P23 ``unverified_by_trace`` records."""
+        out: list[UnverifiedByTrace] = []
+        if self.pending:
+            then = (
+                f"is being indexed in the background (pid {self.writer})"
+                if self.writer is not None
+                else "will be indexed on the next call"
+            )
+            out.append(
+                UnverifiedByTrace(
+                    "index_partial",
+                    f"symbols, references and full-text search cover {self.parsed} of "
+                    f"{self.files} files; the rest {then}",
+                )
+            )
+        out.extend(UnverifiedByTrace("index_rebuilt", note) for note in self.notes)
+        return tuple(out)
 
 
 class WorkspaceSession:
@@ -50,6 +104,7 @@ class WorkspaceSession:
         if not root.is_dir():
             raise UsageError(f"{repo_path} is not a directory", hint="Pass a repository folder.")
         self.root = root
+        self._config_stamp = _config_stamp(root)
         self.config = config if config is not None else load_config(root)
         self.state = State(root)
         self.policy = PolicyEngine(self.config)
@@ -63,15 +118,41 @@ class WorkspaceSession:
         self._commit_times: tuple[str | None, dict[str, int]] | None = None
         self.memo: dict[str, Any] = {}
 
+    def config_changed(self) -> bool:
+        """Whether the repository's config file changed since this session loaded it."""
+        return _config_stamp(self.root) != self._config_stamp
+
     # ------------------------------------------------------------ the index
 
-    def index(self, *, progress: Callable[[int, int], None] | None = None) -> Any:
-        """Build or refresh the index incrementally; returns the indexer's stats."""
+    def index(
+        self,
+        *,
+        progress: Callable[[int, int], None] | None = None,
+        on_wait: Callable[[Any, float], None] | None = None,
+        on_stage: Callable[[str], None] | None = None,
+        check: bool = False,
+        choose: Callable[[list[str]], list[str]] | None = None,
+        stamp: str | None = None,
+    ) -> Any:
+        """Build or refresh the index incrementally; returns the indexer's stats.
+
+        ``on_wait`` hears who holds the index lock while waiting for it, ``on_stage``
+        each stage's name; ``check`` runs ``quick_check`` first (see ``index_workspace``).
+        """
         from ..index.indexer import index_workspace
 
         self.state.ensure()
         self.close()
-        stats = index_workspace(self.root, self.config, progress=progress)
+        stats = index_workspace(
+            self.root,
+            self.config,
+            progress=progress,
+            on_wait=on_wait,
+            on_stage=on_stage,
+            check=check,
+            choose=choose,
+            stamp=stamp,
+        )
         self._indexed = True
         return stats
 
@@ -91,25 +172,99 @@ class WorkspaceSession:
             self._store = None
 
     def ensure_index(
-        self, *, refresh: bool, progress: Callable[[int, int], None] | None = None
-    ) -> None:
+        self,
+        *,
+        refresh: bool,
+        progress: Callable[[int, int], None] | None = None,
+        task: str | None = None,
+        files: Iterable[str] = (),
+    ) -> IndexReadiness:
         """Index on first use; refresh when the workspace may have changed since.
 
-        In a git repository the check is cheap: HEAD, ``git status`` and the size and
-        modification time of every file it lists. Outside git every refresh runs
-        the (incremental) indexer.
+        In a git repository the check is cheap: HEAD, ``git status`` and the size
+        and modification time of every file it lists; a digest of them (with the
+        config and parser versions) is stored when an index run completes, so a
+        fresh process skips the run when nothing moved. Outside git every refresh
+        runs the (incremental) indexer.
+
+        Answer first: with a ``task`` (compose, query), when more than
+        ``[index].first_files`` files wait to be parsed, only the files the task
+        needs most are parsed now (``priority.first_files``) and the rest goes to a
+        background run (or the next calls, with ``[index].background = false``).
+        When another process is writing the index, this does not wait: it answers
+        from what that process has committed. The returned readiness says which.
         """
-        if not self.state.index_path.exists() or not self._indexed:
-            self.index(progress=progress)
-            self._signature = self.workspace_signature()
-            return
-        if not refresh:
+        from ..index.lock import holder
+
+        db = self.state.index_path
+        exists = db.exists()
+        if exists and self._indexed and not refresh:
             self._tracked_clean = False
-            return
+            return self.readiness()
+        writer = holder(db) if exists else None
+        if writer is not None:
+            self._tracked_clean = False
+            return self.readiness(writer=writer.pid)
         signature = self.workspace_signature()
-        if signature is None or signature != self._signature:
-            self.index(progress=progress)
-            self._signature = signature
+        if exists and signature is not None:
+            if self._indexed and signature == self._signature:
+                ready = self.readiness()
+                if not ready.pending:
+                    return ready
+            stamp = self._stamp(signature)
+            if self.open_store().meta("workspace_stamp") == stamp:
+                self._indexed, self._signature = True, signature
+                return self.readiness()
+        stats = self.index(
+            progress=progress,
+            choose=self._chooser(task, files),
+            stamp=self._stamp(signature) if signature is not None else None,
+        )
+        self._signature = signature
+        pid = None
+        if stats.pending and self.config.index.background:
+            from ..index.background import start_background
+
+            pid = start_background(self.root)
+        notes = tuple(stats.notes) if stats.rebuilt else ()
+        return IndexReadiness(stats.files, stats.files - stats.pending, pid, notes)
+
+    def readiness(self, *, writer: int | None = None) -> IndexReadiness:
+        """How far the committed index is (listed and parsed files)."""
+        listed, parsed = self.open_store().progress()
+        return IndexReadiness(listed, parsed, writer)
+
+    def _stamp(self, signature: tuple[Any, ...]) -> str:
+        from ..index.parse import parser_version
+
+        ignore = self.root / ".librarianignore"
+        try:
+            st = ignore.stat()
+            ignore_stamp: object = (st.st_size, st.st_mtime_ns)
+        except OSError:
+            ignore_stamp = None
+        raw = repr((signature, self._config_stamp, ignore_stamp, parser_version()))
+        return hashlib.blake2b(raw.encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
+
+    def _chooser(
+        self, task: str | None, files: Iterable[str]
+    ) -> Callable[[list[str]], list[str]] | None:
+        limit = self.config.index.first_files
+        if task is None or limit <= 0:
+            return None
+        named = [str(f) for f in files]
+
+        def choose(pending: list[str]) -> list[str]:
+            if len(pending) <= limit:
+                return pending
+            from ..index.priority import first_files
+
+            changed = [d.path for d in self.working_changes()] if self.is_git() else []
+            first = first_files(self.root, pending, task, limit=limit, must=[*named, *changed])
+            # nothing matched the task: still make progress, in path order
+            return first or pending[:limit]
+
+        return choose
 
     # ------------------------------------------------------------------ git
 

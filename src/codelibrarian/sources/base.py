@@ -187,15 +187,7 @@ class SourceContext:
         return rows
 
     def file_tokens(self, rel: str) -> int:
-        """Token count of a whole file: the index's when it has one, else counted."""
-        if self.store is not None:
-            shared = self.memo.setdefault("shared", {})
-            table = shared.get("base.file_tokens")
-            if table is None:
-                table = {r.path: int(r.tokens) for r in self.store.files()}
-                shared["base.file_tokens"] = table
-            if rel in table:
-                return int(table[rel])
+        """Exact token count of a whole file (the index stores only an estimate)."""
         return self.tokenizer.count(self.read(rel) or "")
 
     @property

@@ -34,7 +34,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..index.graph import combine
 from ..index.languages import LANGUAGES
 from ..index.records import ChunkHit
 from ..trigger import split_identifier
@@ -175,19 +174,6 @@ def _normalize(values: dict[str, int]) -> dict[str, int]:
     return {k: v * 1000 // top for k, v in values.items()}
 
 
-def _graph_edges(ctx: SourceContext) -> list[tuple[str, str, int]]:
-    """The combined file graph; kept in ``ctx.memo["shared"]`` (per index generation)."""
-    shared = ctx.memo.setdefault("shared", {})
-    cached = shared.get("ranking.edges")
-    if cached is None:
-        store = ctx.store
-        assert store is not None
-        cached = combine({k: store.edges(k) for k in ("ref", "import", "cochange")})
-        shared["ranking.edges"] = cached
-    result: list[tuple[str, str, int]] = cached
-    return result
-
-
 @dataclass(frozen=True, slots=True)
 class _Graph:
     """The combined graph as arrays, built once per index generation."""
@@ -207,15 +193,17 @@ def _graph(ctx: SourceContext) -> _Graph:
     cached = shared.get("ranking.graph")
     if isinstance(cached, _Graph):
         return cached
-    edges = _graph_edges(ctx)
-    order = tuple(sorted({a for a, _, _ in edges} | {b for _, b, _ in edges}))
+    store = ctx.store
+    assert store is not None
+    packed = store.combined_graph()  # the combined edges, stored with the index
+    order = packed.order
     index = {name: i for i, name in enumerate(order)}
     n = len(order)
-    src = np.fromiter((index[a] for a, _, _ in edges), dtype=np.int64, count=len(edges))
-    dst = np.fromiter((index[b] for _, b, _ in edges), dtype=np.int64, count=len(edges))
-    wts = np.fromiter((w for _, _, w in edges), dtype=np.float64, count=len(edges))
+    src = np.frombuffer(packed.src, dtype="<i8")
+    dst = np.frombuffer(packed.dst, dtype="<i8")
+    wts = np.frombuffer(packed.weight, dtype="<i8").astype(np.float64)
     out = np.bincount(src, weights=wts, minlength=n) if n else np.zeros(0)
-    norm = wts / out[src] if len(edges) else np.zeros(0)
+    norm = wts / out[src] if len(src) else np.zeros(0)
     graph = _Graph(order, index, src, dst, norm, out == 0)
     shared["ranking.graph"] = graph
     return graph

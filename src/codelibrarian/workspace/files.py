@@ -10,8 +10,13 @@ A file is skipped, with a reason, when it is binary (a NUL byte in its first
 8 KiB), larger than ``max_file_bytes``, a symlink loop, a symlink resolving
 outside the repository, or unreadable. ``not_a_file`` covers listed entries
 that are not regular files (submodules, symlinks to folders, nested
-repositories). Text that is not valid UTF-8 is still listed and is noted as
-``decoded_with_replacement``.
+repositories). Files that cannot help an agent (vendored, generated, minified,
+very long lines) are skipped too, as ``skips.py`` decides. Text that is not
+valid UTF-8 is still listed and is noted as ``decoded_with_replacement``.
+
+Files are identified by ``blob_id``: git's object id of their bytes, the same
+inside and outside a git repository, so a parse can be shared by every
+checkout that holds the same content.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from ..config import WorkspaceConfig
 from ..errors import UsageError, WorkspaceError
 from . import git
 from .ignore import GitignoreStack, RootRules, is_always_excluded
+from .skips import CONTENT_SKIPS, Attributes, skip_for_content, skip_for_path
 
 __all__ = [
     "SKIP_REASONS",
@@ -34,8 +40,12 @@ __all__ = [
     "ScanResult",
     "Skip",
     "WorkspaceFile",
+    "blob_id",
+    "classify_content",
     "content_hash",
     "list_candidates",
+    "probe",
+    "read_candidate",
     "read_text",
     "scan_workspace",
 ]
@@ -48,6 +58,7 @@ SKIP_REASONS: tuple[str, ...] = (
     "symlink_outside_repo",
     "unreadable",
     "not_a_file",
+    *CONTENT_SKIPS,
 )
 DECODED_WITH_REPLACEMENT = "decoded_with_replacement"
 _SNIFF_BYTES = 8192
@@ -89,6 +100,20 @@ class ScanResult:
 def content_hash(data: bytes) -> str:
     """Stable content id: blake2b, 16-byte digest, 32 hex characters."""
     return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def blob_id(data: bytes) -> str:
+    """Git's object id of ``data`` as a blob: sha1 of ``b"blob <size>\\0" + data``, 40 hex."""
+    digest = hashlib.sha1(b"blob %d\0" % len(data), usedforsecurity=False)
+    digest.update(data)
+    return digest.hexdigest()
+
+
+def classify_content(rel: str, data: bytes, config: WorkspaceConfig) -> str | None:
+    """The skip reason of a file given its bytes (binary, generated, ...), or None."""
+    if b"\0" in data[:_SNIFF_BYTES]:
+        return "binary"
+    return skip_for_content(rel, data, enabled=config.skip, max_line_chars=config.max_line_chars)
 
 
 def _check_rel(rel: str) -> str:
@@ -189,47 +214,74 @@ def list_candidates(root: Path, config: WorkspaceConfig | None = None) -> Candid
 # ---------------------------------------------------------------- scanning
 
 
-def _classify(
-    root: Path, real_root: str, rel: str, max_bytes: int
-) -> tuple[WorkspaceFile | None, str | None, bool]:
-    """``(file, skip_reason, replaced)`` for one candidate path."""
+def probe(
+    root: Path, real_root: str, rel: str, cfg: WorkspaceConfig, attributes: Attributes
+) -> tuple[os.stat_result | None, str | None]:
+    """Stat one candidate without reading it.
+
+    ``(stat, None)``: a regular file to read; ``(None, reason)``: skipped;
+    ``(None, None)``: gone (tracked but deleted in the work tree).
+    """
     if rel.endswith("/"):
         # git lists an untracked nested repository as "dir/"
-        return None, "not_a_file", False
+        return None, "not_a_file"
+    by_path = skip_for_path(rel, enabled=cfg.skip, attributes=attributes)
+    if by_path is not None:
+        return None, by_path
     path = root / rel
     try:
         link = os.lstat(path)
     except FileNotFoundError:
-        return None, None, False  # tracked but deleted in the work tree: not a file here
+        return None, None
     except OSError:
-        return None, "unreadable", False
+        return None, "unreadable"
     if stat.S_ISLNK(link.st_mode):
         try:
             st = path.stat()
         except OSError as exc:
             if exc.errno == errno.ELOOP:
-                return None, "symlink_loop", False
+                return None, "symlink_loop"
             target = os.path.realpath(path)
             inside = os.path.commonpath([real_root, target]) == real_root
-            return None, ("unreadable" if inside else "symlink_outside_repo"), False
+            return None, ("unreadable" if inside else "symlink_outside_repo")
         target = os.path.realpath(path)
         if os.path.commonpath([real_root, target]) != real_root:
-            return None, "symlink_outside_repo", False
+            return None, "symlink_outside_repo"
     else:
         st = link
     if not stat.S_ISREG(st.st_mode):
-        return None, "not_a_file", False
-    if st.st_size > max_bytes:
-        return None, "too_large", False
+        return None, "not_a_file"
+    if st.st_size > cfg.max_file_bytes:
+        return None, "too_large"
+    return st, None
+
+
+def read_candidate(root: Path, rel: str, cfg: WorkspaceConfig) -> tuple[bytes | None, str | None]:
+    """``(bytes, None)`` of a probed file, or ``(None, reason)`` when it must be skipped."""
+    max_bytes = cfg.max_file_bytes
     try:
-        with open(path, "rb") as fh:
+        with open(root / rel, "rb") as fh:
             data = fh.read(max_bytes + 1)
     except OSError:
-        return None, "unreadable", False
+        return None, "unreadable"
     if len(data) > max_bytes:  # grew since stat
-        return None, "too_large", False
-    if b"\0" in data[:_SNIFF_BYTES]:
-        return None, "binary", False
+        return None, "too_large"
+    reason = classify_content(rel, data, cfg)
+    if reason is not None:
+        return None, reason
+    return data, None
+
+
+def _classify(
+    root: Path, real_root: str, rel: str, cfg: WorkspaceConfig, attributes: Attributes
+) -> tuple[WorkspaceFile | None, str | None, bool]:
+    """``(file, skip_reason, replaced)`` for one candidate path."""
+    st, reason = probe(root, real_root, rel, cfg, attributes)
+    if st is None:
+        return None, reason, False
+    data, reason = read_candidate(root, rel, cfg)
+    if data is None:
+        return None, reason, False
     _, replaced = _decode(data)
     return WorkspaceFile(path=rel, size=len(data), mtime_ns=st.st_mtime_ns), None, replaced
 
@@ -248,8 +300,9 @@ def scan_workspace(root: Path, config: WorkspaceConfig | None = None) -> ScanRes
     files: list[WorkspaceFile] = []
     skipped = [Skip(rel, "unreadable") for rel in listed.unreadable_dirs]
     notes: list[Skip] = []
+    attributes = Attributes.load(root)
     for rel in listed.paths:
-        found, reason, replaced = _classify(root, real_root, rel, cfg.max_file_bytes)
+        found, reason, replaced = _classify(root, real_root, rel, cfg, attributes)
         if found is not None:
             files.append(found)
             if replaced:

@@ -1,0 +1,125 @@
+"""CLI start-up and warm CLI compose latency, as an agent calling ``librarian`` sees them.
+
+    .venv/bin/python benchmarks/bench_cli.py [--runs 20] [--calls 20] [--repo PATH]
+
+* start-up: ``python -c pass`` (the same interpreter) against ``librarian --help``
+  and ``librarian --version``, whole processes, alternated, ``--runs`` times each.
+* warm compose: on ``--repo`` (default: a copy of the stdlib's ``.py`` files, as
+  ``bench_index.py`` makes it, committed to git and indexed first), ``librarian
+  compose TASK --budget 8000 --no-cache`` as a fresh process, ``--calls`` times with
+  tasks in rotation, alternating a call answered in-process with one answered by a
+  resident server (``librarian serve --daemon``) started before the first call.
+  ``--no-cache`` makes every call compose for real.
+
+Medians (p50) and p95 of whole-process wall times; load averages printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+PYTHON = sys.executable
+LIBRARIAN = str(Path(PYTHON).with_name("librarian"))
+
+sys.path.insert(0, str(REPO / "benchmarks"))
+from bench_first_pack import make_origin  # noqa: E402
+
+TASKS = (
+    "json decoder: report the line and column of a trailing comma",
+    "make the http client retry a request after a timeout",
+    "add timezone support to the logging formatter",
+    "speed up pathlib glob on large trees",
+    "fix asyncio subprocess pipes leaking on cancel",
+    "email header parser mishandles folded lines",
+    "csv sniffer guesses the wrong delimiter for quoted fields",
+    "argparse: show choices for subcommands in help",
+    "sqlite3 adapters for datetime are deprecated",
+    "zipfile: extract members with unicode names on windows",
+)
+
+
+def wall(cmd: list[str], cwd: Path, env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, check=False)
+    took = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(f"{cmd[:4]} failed: {done.stderr.decode()[-1500:]}")
+    return took
+
+
+def p95(xs: list[float]) -> float:
+    ordered = sorted(xs)
+    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+
+
+def startup(runs: int, cwd: Path) -> None:
+    env = dict(os.environ)
+    times: dict[str, list[float]] = {"python -c pass": [], "--help": [], "--version": []}
+    cmds = {
+        "python -c pass": [PYTHON, "-c", "pass"],
+        "--help": [LIBRARIAN, "--help"],
+        "--version": [LIBRARIAN, "--version"],
+    }
+    for i in range(runs):
+        names = list(cmds) if i % 2 == 0 else list(reversed(cmds))
+        for name in names:
+            times[name].append(wall(cmds[name], cwd, env))
+    base = statistics.median(times["python -c pass"])
+    for name, xs in times.items():
+        med = statistics.median(xs)
+        print(f"{name:16s} median {med * 1000:6.1f} ms  ({med / base:4.1f}x python -c pass)")
+
+
+def warm_compose(calls: int, repo: Path) -> None:
+    env = {**os.environ, "LIBRARIAN_NO_RESIDENT": "1"}
+    wall([LIBRARIAN, "index", str(repo)], repo, env)
+    wall([LIBRARIAN, "compose", "warm the page cache", "--no-cache"], repo, env)
+    with_resident = {k: v for k, v in os.environ.items() if k != "LIBRARIAN_NO_RESIDENT"}
+    wall([LIBRARIAN, "serve", "--daemon"], repo, with_resident)
+    try:
+        wall([LIBRARIAN, "compose", "warm the server", "--no-cache"], repo, with_resident)
+        alone: list[float] = []
+        resident: list[float] = []
+        for i in range(calls):
+            task = TASKS[i % len(TASKS)]
+            cmd = [LIBRARIAN, "compose", task, "--budget", "8000", "--no-cache"]
+            pair = [(alone, env), (resident, with_resident)]
+            for times, e in pair if i % 2 == 0 else reversed(pair):
+                times.append(wall(cmd, repo, e))
+    finally:
+        wall([LIBRARIAN, "serve", "--stop"], repo, with_resident)
+    for name, xs in (("in-process", alone), ("resident server", resident)):
+        print(
+            f"warm CLI compose, {name:15s}: p50 {statistics.median(xs) * 1000:6.0f} ms, "
+            f"p95 {p95(xs) * 1000:6.0f} ms ({len(xs)} calls)"
+        )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--calls", type=int, default=20)
+    ap.add_argument("--repo", type=Path)
+    args = ap.parse_args()
+    print(f"cores: {os.cpu_count()}; load average before: {os.getloadavg()}")
+    work = Path(tempfile.mkdtemp(prefix="bench-cli-"))
+    try:
+        startup(args.runs, work)
+        repo = args.repo.resolve() if args.repo else make_origin(work)
+        warm_compose(args.calls, repo)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print(f"load average after: {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()

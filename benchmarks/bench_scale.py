@@ -1,0 +1,173 @@
+"""The scale curve: index time, peak memory and warm compose latency from 250 to 20,000 files.
+
+    .venv/bin/python benchmarks/bench_scale.py --source BARE_GIT_DIR \\
+        [--sizes 250,1000,5000,20000] [--calls 20] [--seed 20]
+
+``--source`` is a git repository (a bare mirror is fine) of a large multi-language
+monorepo; its HEAD tree is exported once. Each size is a seeded random sample of its
+tracked files, nested (the 1,000 hold the 250), so the mix of languages stays the
+same along the curve; each sample is committed to its own git repository.
+
+For each size: a cold ``librarian index --json`` (fresh process, empty per-user
+cache): wall, CPU (user+sys incl. workers), peak RSS and PSS summed over the
+process and its workers; then ``--calls`` warm compositions in one process (a
+``Librarian`` kept open, as the resident server keeps it; cache off, so each call
+composes for real; tasks built from the sample's own directory names), p50 and p95.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path, PurePosixPath
+
+REPO = Path(__file__).resolve().parent.parent
+PYTHON = sys.executable
+
+sys.path.insert(0, str(REPO / "benchmarks"))
+from bench_cli import p95  # noqa: E402
+from bench_index import LAST_PSS, fresh_cache_env, git, run_measured  # noqa: E402
+
+
+def export(source: Path, target: Path) -> list[str]:
+    """Write HEAD's regular files under ``target`` (blobs absent from a partial mirror are
+    left out); returns their paths, sorted."""
+    listed = subprocess.run(
+        ["git", "--git-dir", str(source), "ls-tree", "-r", "-z", "HEAD"],
+        capture_output=True,
+        check=True,
+    ).stdout
+    entries = []
+    for item in listed.decode("utf-8", "surrogateescape").split("\0"):
+        if not item:
+            continue
+        meta, path = item.split("\t", 1)
+        mode, kind, oid = meta.split()
+        if kind == "blob" and mode in ("100644", "100755"):
+            entries.append((path, oid))
+    proc = subprocess.Popen(
+        ["git", "--git-dir", str(source), "cat-file", "--batch"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
+    assert proc.stdin is not None and proc.stdout is not None
+    written: list[str] = []
+    for path, oid in entries:
+        proc.stdin.write(oid.encode() + b"\n")
+        proc.stdin.flush()
+        header = proc.stdout.readline().split()
+        if len(header) < 3 or header[1] != b"blob":
+            continue  # missing from this mirror
+        data = proc.stdout.read(int(header[2]))
+        proc.stdout.read(1)  # the newline after the content
+        dst = target / path
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        dst.write_bytes(data)
+        written.append(path)
+    proc.stdin.close()
+    proc.wait()
+    return sorted(written)
+
+
+def sample(tree: Path, files: list[str], target: Path) -> None:
+    for rel in files:
+        dst = target / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(tree / rel, dst, follow_symlinks=False)
+    git(target, "init", "-q", "-b", "main")
+    git(target, "add", "-A")
+    git(target, "commit", "-q", "-m", f"{len(files)} files")
+
+
+def tasks_for(files: list[str], n: int, seed: int) -> list[str]:
+    """Task-like sentences from the sample's folder names (what a change would mention)."""
+    dirs = sorted({PurePosixPath(f).parent.name for f in files if "/" in f} - {""})
+    rng = random.Random(seed)
+    verbs = ("fix", "speed up", "add logging to", "handle errors in", "document")
+    return [
+        f"{rng.choice(verbs)} the {rng.choice(dirs)} code path for {rng.choice(dirs)}"
+        for _ in range(n)
+    ]
+
+
+def warm_compose(root: Path, tasks: list[str]) -> list[float]:
+    os.environ["LIBRARIAN_NO_RESIDENT"] = "1"
+    sys.path.insert(0, str(REPO / "src"))
+    from codelibrarian.api import Librarian
+
+    times: list[float] = []
+    with Librarian(root) as lib:
+        lib.compose("warm the caches", budget=8000, use_cache=False)
+        for task in tasks:
+            start = time.perf_counter()
+            lib.compose(task, budget=8000, use_cache=False)
+            times.append(time.perf_counter() - start)
+    return times
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--source", type=Path, required=True)
+    ap.add_argument("--sizes", default="250,1000,5000,20000")
+    ap.add_argument("--calls", type=int, default=20)
+    ap.add_argument("--seed", type=int, default=20)
+    args = ap.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="bench-scale-"))
+    print(f"cores: {os.cpu_count()}; load average before: {os.getloadavg()}")
+    tree = work / "tree"
+    files = export(args.source.resolve(), tree)
+    order = files[:]
+    random.Random(args.seed).shuffle(order)
+    print(f"source: {args.source} HEAD, {len(files)} files")
+    rows = []
+    for size in (int(s) for s in args.sizes.split(",")):
+        chosen = sorted(order[:size])
+        root = work / f"n{size}"
+        sample(tree, chosen, root)
+        env = fresh_cache_env(work, f"n{size}")
+        wall, cpu, rss, out = run_measured(
+            [PYTHON, "-m", "codelibrarian", "index", str(root), "--json"], root, env
+        )
+        pss = LAST_PSS[0]
+        doc = json.loads(out)
+        os.environ["LIBRARIAN_CACHE_DIR"] = env["LIBRARIAN_CACHE_DIR"]
+        times = warm_compose(root, tasks_for(chosen, args.calls, args.seed))
+        row = {
+            "files": size,
+            "indexed": doc["files"],
+            "skipped": sum(doc["skipped"].values()),
+            "chunks": doc["chunks"],
+            "index_s": round(wall, 2),
+            "cpu_s": round(cpu, 2),
+            "ms_per_file": round(wall * 1000 / size, 1),
+            "peak_rss_mib": round(rss / 1024),
+            "peak_pss_mib": round(pss / 1024),
+            "compose_p50_ms": round(statistics.median(times) * 1000),
+            "compose_p95_ms": round(p95(times) * 1000),
+        }
+        rows.append(row)
+        print(json.dumps(row), flush=True)
+        shutil.rmtree(root, ignore_errors=True)
+    print("\n| files | indexed | skipped | index s | CPU s | ms/file | peak RSS MiB | "
+          "peak PSS MiB | compose p50 ms | compose p95 ms |")  # fmt: skip
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for r in rows:
+        print(
+            f"| {r['files']:,} | {r['indexed']:,} | {r['skipped']:,} | {r['index_s']} | "
+            f"{r['cpu_s']} | {r['ms_per_file']} | {r['peak_rss_mib']} | {r['peak_pss_mib']} | "
+            f"{r['compose_p50_ms']} | {r['compose_p95_ms']} |"
+        )
+    print(f"load average after: {os.getloadavg()}")
+    shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

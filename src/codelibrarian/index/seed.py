@@ -1,0 +1,87 @@
+"""Start a fresh checkout's index from a sibling's: a second clone costs its changes.
+
+Parsing is not the only cost of a cold index: writing ~70k chunks into full-text
+search takes seconds even when every parse comes from the cache. A second clone,
+a ``git worktree add`` or a CI job restoring a cache holds mostly the same files
+as an index the user already has. So when a repository's index is empty, the
+indexer looks in the per-user cache for indexes of the *same repository*
+(identified by its root commits) and copies the most recently updated one with
+SQLite's online backup (a consistent snapshot even while its owner writes),
+checks it, and then indexes incrementally: files whose content differs (by blob
+id) are re-parsed, usually from the parse cache; the rest only get new mtimes.
+
+A copied index that fails its check, or cannot be opened, is discarded: the run
+then builds from scratch as if no sibling existed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sqlite3
+from pathlib import Path
+
+from ..errors import LibrarianError
+from ..workspace import git
+from .blobcache import BlobCache
+from .health import discard, quick_check
+
+__all__ = ["repo_key", "seed_from_sibling"]
+
+
+def repo_key(root: Path) -> str:
+    """The root commits of HEAD, sorted and joined ("" outside git or without commits)."""
+    try:
+        if not git.is_git_repo(root):
+            return ""
+        out = git._run(root, "rev-list", "--max-parents=0", "HEAD", ok_codes=(0, 128))
+    except (LibrarianError, OSError):
+        return ""
+    roots = sorted(out.decode("ascii", "replace").split())
+    return ",".join(roots)
+
+
+def _copy(source: Path, target: Path) -> bool:
+    tmp = target.with_name(f".{target.name}.seed.{os.getpid()}")
+    discard(tmp)
+    try:
+        src = sqlite3.connect(f"file:{source}?mode=ro", uri=True, timeout=5.0)
+        try:
+            dst = sqlite3.connect(str(tmp))
+            try:
+                src.backup(dst)
+            finally:
+                dst.close()
+        finally:
+            src.close()
+        if quick_check(tmp):
+            discard(tmp)
+            return False
+        discard(target)
+        tmp.replace(target)
+        with contextlib.suppress(OSError):
+            target.chmod(0o600)
+        return True
+    except (sqlite3.Error, OSError):
+        discard(tmp)
+        return False
+
+
+def seed_from_sibling(root: Path, db_path: Path, cache: BlobCache | None, key: str) -> Path | None:
+    """Copy the newest sound sibling index of the repository ``key`` to ``db_path``.
+
+    Returns the index copied from, or None. Callers hold ``db_path``'s writer lock
+    and call this only while the index is empty.
+    """
+    if cache is None or not key:
+        return None
+    here = db_path.resolve()
+    for candidate in cache.indexes_of(key):
+        if candidate.resolve() == here:
+            continue
+        if not candidate.is_file():
+            cache.forget_index(candidate)
+            continue
+        if _copy(candidate, db_path):
+            return candidate
+    return None
