@@ -23,7 +23,9 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from .boundary import guard_methods, guarded
 from .config import Config
+from .gate import SecretGate
 from .packs.window import ComposedWindow, SaopEnvelope, WindowBudget, WindowComposer
 from .service.compose import FORMATS, STATUS_FILE, ComposeService, shape_budget
 from .service.inspect import (
@@ -33,6 +35,7 @@ from .service.inspect import (
     TokenCounts,
     count_tokens,
     edge_counts,
+    gated_map,
     index_status,
     init_state,
     repo_map,
@@ -95,6 +98,7 @@ __all__ = [
 Fmt = Literal["markdown", "xml", "json", "plain"]
 
 
+@guarded
 def doctor(repo_path: str | os.PathLike[str]) -> DoctorReport:
     """Check the installation and the repository; each problem comes with its fix.
 
@@ -105,6 +109,7 @@ def doctor(repo_path: str | os.PathLike[str]) -> DoctorReport:
     return run_doctor(Path(repo_path))
 
 
+@guarded
 def ensure_state_dir(repo_path: str | os.PathLike[str]) -> Path:
     """Create (idempotently) and return the repository's ``.librarian/`` folder.
 
@@ -120,6 +125,7 @@ def tokenizer_name(model: str | None) -> str:
     return get_tokenizer(model).name
 
 
+@guarded
 def load_program(path: str | os.PathLike[str], *, name: str | None = None) -> Program:
     """The LCL program in a ``.toml`` or seed-form ``.json`` file (``name`` picks one of
     several); raises ``LclError`` with every reading error, positioned."""
@@ -128,6 +134,7 @@ def load_program(path: str | os.PathLike[str], *, name: str | None = None) -> Pr
     return load_program_file(Path(path), name=name)
 
 
+@guarded
 def compose_window(
     goal: str,
     map_text: str,
@@ -137,14 +144,28 @@ def compose_window(
     max_recent: int = 10,
     model: str | None = None,
 ) -> ComposedWindow:
-    """A sliding window (goal, map, recent past) under ``budget`` (no workspace needed)."""
+    """A sliding window (goal, map, recent past) under ``budget`` (no workspace needed).
+
+    Every text passes a secret gate with the default rules first (the goal and the
+    records are the caller's text, shown to a model again)."""
+    gate = SecretGate()
+    goal, map_text = gate.clean_many((goal, map_text), surface="window")
+    envelopes = [
+        SaopEnvelope(e.id, gate.clean(e.content, surface="window", kind="envelope"), e.timestamp_ms)
+        for e in envelopes
+    ]
     return WindowComposer(budget, max_recent, get_tokenizer(model)).compose(
         goal, map_text, envelopes
     )
 
 
+@guard_methods
 class Librarian:
-    """Index a repository and compose context packs for it (see the module docstring)."""
+    """Index a repository and compose context packs for it (see the module docstring).
+
+    Every public method raises only :mod:`codelibrarian.errors` types (see
+    :mod:`codelibrarian.boundary`).
+    """
 
     def __init__(self, repo_path: str | os.PathLike[str], config: Config | None = None) -> None:
         self._ws = WorkspaceSession(repo_path, config)
@@ -152,6 +173,11 @@ class Librarian:
         self.root = self._ws.root
         self.config = self._ws.config
         self.state = self._ws.state
+
+    @property
+    def gate(self) -> SecretGate:
+        """The secret gate every text this workspace sends out passes (docs/secrets.md)."""
+        return self._ws.gate
 
     def config_changed(self) -> bool:
         """Whether ``librarian.toml`` (or ``[tool.librarian]``) changed since this loaded it."""
@@ -287,7 +313,7 @@ class Librarian:
         return append_session_entry(
             self.state.sessions_dir,
             session=session,
-            text=text,
+            text=self.gate.clean(text, surface="history", kind="session"),
             role=role,
             recorded_at=now_or(as_of),
         )
@@ -302,6 +328,9 @@ class Librarian:
     ) -> Learning:
         """Record a learning ("when ``trigger``, ``action``") for the history lane."""
         self.state.ensure()
+        trigger, action = self.gate.clean_many(
+            (trigger, action), surface="history", kind="learning"
+        )
         return append_learning(
             self.state.sessions_dir,
             trigger=trigger,
@@ -325,7 +354,7 @@ class Librarian:
         return add_violation(
             self.state.violations_path,
             rule=rule,
-            message=message,
+            message=self.gate.clean(message, surface="policy", kind="violation"),
             file=file,
             line=line,
             severity=severity,
@@ -438,10 +467,8 @@ class Librarian:
         if map_text is None:
             size = min(map_budget, total)
             if size > 0:
-                from .index.repomap import render_map
-
                 self._ws.ensure_index(refresh=refresh)
-                map_text = render_map(self._ws.open_store(), get_tokenizer(model), size)
+                map_text = gated_map(self._ws, self._ws.open_store(), get_tokenizer(model), size)
             else:
                 map_text = ""
         return compose_window(
@@ -453,7 +480,7 @@ class Librarian:
 
         Read-only: ``NotFound`` (run ``librarian index``) when there is no index.
         """
-        return repo_map(self.root, budget, model or self.config.compose.model)
+        return repo_map(self._ws, budget, model or self.config.compose.model)
 
     def index_status(self) -> IndexStatus:
         """What the index holds and how far the workspace has moved since (read-only).

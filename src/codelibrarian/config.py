@@ -32,6 +32,7 @@ __all__ = [
     "BudgetProblem",
     "Config",
     "LaneBudget",
+    "StateConfig",
     "WorkspaceConfig",
     "find_config_file",
     "load_config",
@@ -180,12 +181,15 @@ class BudgetConfig(_Strict):
         return BudgetConfig(total_tokens=total_tokens, lanes=lanes)
 
 
+#: the largest file size the index reads whole (1 GiB); larger values overflow reads
+MAX_FILE_BYTES_LIMIT = 1 << 30
+
 #: the skips of ``workspace/skips.py`` (kept equal to ``skips.CONTENT_SKIPS`` by a test)
 SkipKind = Literal["vendored", "generated", "minified", "long_lines"]
 
 
 class WorkspaceConfig(_Strict):
-    max_file_bytes: int = Field(default=1_048_576, gt=0)
+    max_file_bytes: int = Field(default=1_048_576, gt=0, le=MAX_FILE_BYTES_LIMIT)
     #: extra gitignore-style patterns, on top of .gitignore and .librarianignore
     ignore: Patterns = ()
     #: which "cannot help" skips apply (see docs/index.md); [] indexes everything
@@ -196,21 +200,22 @@ class WorkspaceConfig(_Strict):
         "long_lines",
     )
     #: a line this long (characters) marks a file minified or long-lined
-    max_line_chars: int = Field(default=5000, ge=200)
+    max_line_chars: int = Field(default=5000, ge=200, le=100_000_000)
 
 
 class IndexConfig(_Strict):
-    chunk_max_tokens: int = Field(default=512, ge=64)
+    chunk_max_tokens: int = Field(default=512, ge=64, le=8192)
     #: how many recent commits feed the co-change graph
-    cochange_commits: int = Field(default=300, ge=0)
+    cochange_commits: int = Field(default=300, ge=0, le=100_000)
     #: commits touching more files than this are ignored for co-change (bulk edits)
-    cochange_max_files: int = Field(default=30, ge=2)
-    workers: int = Field(default=0, ge=0)  # 0 = one per core
+    cochange_max_files: int = Field(default=30, ge=2, le=100_000)
+    #: 0 = one per core; more than the machine's cores are capped at the cores
+    workers: int = Field(default=0, ge=0, le=256)
     #: seconds to wait for another process's writer lock before giving up (IndexBusy)
-    lock_timeout: int = Field(default=60, ge=0)
+    lock_timeout: int = Field(default=60, ge=0, le=86_400)
     #: compose/query on an index missing more than this many files parse this many
     #: (those the task needs most) first and answer; 0 always parses everything first
-    first_files: int = Field(default=200, ge=0)
+    first_files: int = Field(default=200, ge=0, le=1_000_000)
     #: finish a partial index in a background process (else on the next calls)
     background: bool = True
 
@@ -234,6 +239,17 @@ class ComposeConfig(_Strict):
     format: Literal["markdown", "xml", "json", "plain"] = "markdown"
 
 
+class StateConfig(_Strict):
+    """Caps on ``.librarian/`` (see ``persist/bounds.py``); ``doctor`` reports usage."""
+
+    #: composition cache: size and entry caps (least recently used evicted first)
+    cache_max_mb: int = Field(default=64, ge=1, le=1_048_576)
+    cache_max_entries: int = Field(default=512, ge=1, le=1_000_000)
+    #: decision logs and replay sidecars: size cap (oldest evicted first) and maximum age
+    decisions_max_mb: int = Field(default=32, ge=1, le=1_048_576)
+    decisions_max_age_days: int = Field(default=90, ge=1, le=36_500)
+
+
 class CacheConfig(_Strict):
     """The per-user parse cache shared by every checkout (``index/blobcache.py``)."""
 
@@ -251,6 +267,7 @@ class Config(_Strict):
     policy: PolicyConfig = Field(default_factory=PolicyConfig)
     rules: RulesConfig = Field(default_factory=RulesConfig)
     compose: ComposeConfig = Field(default_factory=ComposeConfig)
+    state: StateConfig = Field(default_factory=StateConfig)
     #: LCL programs by name (``[presets.<name>]``); checked by ``techniques.lcl`` when used,
     #: so one bad preset does not stop every other command
     presets: dict[str, dict[str, Any]] = Field(default_factory=dict)
@@ -265,6 +282,12 @@ def find_config_file(root: Path) -> tuple[Path, str] | None:
     toml = root / "librarian.toml"
     if toml.is_file():
         return toml, ""
+    if toml.exists() or toml.is_symlink():  # a folder, a broken link, a device
+        raise ConfigError(
+            "is not a readable file.",
+            file="librarian.toml",
+            hint="Make librarian.toml a TOML file, or remove it to use the defaults.",
+        )
     pyproject = root / "pyproject.toml"
     if pyproject.is_file():
         try:
@@ -386,6 +409,12 @@ def load_config(root: Path, *, explicit: Path | None = None) -> Config:
         ) from None
     except UnicodeDecodeError:
         raise ConfigError("not UTF-8 text.", file=rel, hint="Save the file as UTF-8.") from None
+    except OSError as exc:  # unreadable: permissions, a folder, an I/O error
+        raise ConfigError(
+            f"cannot be read ({exc.strerror or type(exc).__name__}).",
+            file=rel,
+            hint="Make the file readable by you (chmod u+r), or remove it to use the defaults.",
+        ) from None
     if table:
         data = data.get("tool", {}).get("librarian", {})
     if not isinstance(data, dict):

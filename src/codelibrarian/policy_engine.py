@@ -16,25 +16,27 @@ What it decides (the seed's ``PolicyEngine.getComposerConstraints``, made concre
   lane requirement of 300 tokens for the rules lane.
 - **must-include recent violations**: when the policy lane offers violations, all
   of them are must-include.
-- **redact secrets inside useful content** (``config.policy.scan_secrets``): every
-  body, diff hunk and history entry of every other candidate is scanned
-  (``workspace.secrets.scan_text``) and each secret span is replaced by
-  ``[REDACTED:<rule>]`` before the composer sees it. Each redaction is reported as
-  a :class:`Redaction` — artifact id, reason ``secret_redacted``, span count per
+- **redact secrets inside useful content** (``config.policy.scan_secrets``): the
+  title, body, diff hunks and history entries of every other candidate pass the
+  secret gate (:class:`~codelibrarian.gate.SecretGate`) before the composer sees
+  them; given ``read`` (a file's whole text), an excerpt is checked against the
+  secrets of its whole file too, so a key-body line or a token cut in half is
+  redacted although the excerpt alone does not show it. Each secret span becomes
+  ``[REDACTED:<rule>]``; each redacted artifact is reported as a
+  :class:`Redaction` — artifact id, reason ``secret_redacted``, span count per
   rule — never the secret, never the path.
 """
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 from .composer.constraints import ComposerConstraints, Constraint, LaneRequirement, Matcher
 from .composer.types import Candidate, DiffHunk, HistoryEntry
 from .config import Config
-from .workspace.secrets import is_sensitive_path, redact, scan_text
+from .gate import RedactionLog, SecretGate, SpanStore
 
 __all__ = [
     "PROTECTED_RULES_MIN",
@@ -82,24 +84,33 @@ class PolicyOutcome:
 class PolicyEngine:
     """Turns configuration and candidates into constraints; redacts secrets."""
 
-    def __init__(self, config: Config) -> None:
+    def __init__(self, config: Config, *, spans: SpanStore | None = None) -> None:
         self._config = config
-        self._extra = tuple(config.policy.sensitive_patterns)
-        self._rules: dict[str, str | None] = {}
+        #: the secret gate every outgoing text of this workspace passes
+        self.gate = SecretGate(
+            sensitive_patterns=tuple(config.policy.sensitive_patterns),
+            scan=config.policy.scan_secrets,
+            spans=spans,
+        )
 
     def sensitive_rule(self, path: str) -> str | None:
         """The sensitive-path rule ``path`` matches, or None."""
-        if not path or path.startswith(".librarian/"):
-            return None
-        if path not in self._rules:
-            self._rules[path] = is_sensitive_path(path, self._extra)
-        return self._rules[path]
+        return self.gate.sensitive_rule(path)
 
     def is_sensitive(self, path: str) -> bool:
-        return self.sensitive_rule(path) is not None
+        return self.gate.is_sensitive(path)
 
-    def apply(self, candidates: Sequence[Candidate], *, budget: int) -> PolicyOutcome:
-        """Redact, then build the constraints for ``candidates`` under ``budget`` tokens."""
+    def apply(
+        self,
+        candidates: Sequence[Candidate],
+        *,
+        budget: int,
+        read: Callable[[str], str | None] | None = None,
+    ) -> PolicyOutcome:
+        """Redact, then build the constraints for ``candidates`` under ``budget`` tokens.
+
+        ``read(path)`` gives a candidate's whole file (None when there is none).
+        """
         excluded: list[tuple[str, str]] = []
         kept: list[Candidate] = []
         redactions: list[Redaction] = []
@@ -109,11 +120,15 @@ class PolicyEngine:
                 excluded.append((original.id, rule))
                 kept.append(original)
                 continue
-            cand = original
-            if self._config.policy.scan_secrets:
-                cand, found = _redact_candidate(original)
-                if found is not None:
-                    redactions.append(found)
+            sources: list[str] = []
+            if read is not None:
+                for path in (original.path, *original.quotes):
+                    text = read(path) if path else None
+                    if text is not None:
+                        sources.append(text)
+            cand, found = _redact_candidate(self.gate, original, sources)
+            if found is not None:
+                redactions.append(found)
             kept.append(cand)
         excluded.sort()
         must_exclude = [
@@ -153,39 +168,40 @@ class PolicyEngine:
         return PolicyOutcome(tuple(kept), constraints, tuple(redactions), tuple(excluded))
 
 
-def _redact_text(text: str, counts: Counter[str]) -> str:
-    findings = scan_text(text)
-    if not findings:
-        return text
-    for f in findings:
-        counts[f.rule] += 1
-    return redact(text, findings)
+def _redact_candidate(
+    gate: SecretGate, cand: Candidate, sources: Sequence[str]
+) -> tuple[Candidate, Redaction | None]:
+    """``cand`` with its title, body, hunks and entries through the gate.
 
-
-def _redact_candidate(cand: Candidate) -> tuple[Candidate, Redaction | None]:
-    counts: Counter[str] = Counter()
-    body = _redact_text(cand.text(), counts)
+    The span counts are the body's and the title's (hunks and entries are the
+    body's parts, kept in step so shrinking never brings a secret back).
+    """
+    log = RedactionLog()
+    body_in = cand.text()
+    body = gate.clean(body_in, surface="pack", kind=cand.kind, id=cand.id, sources=sources, log=log)
+    title = gate.clean(cand.title, surface="pack", kind="title", id=cand.id, log=log)
+    parts = RedactionLog()
     hunks = cand.hunks
     if hunks:
         new_hunks = []
         for h in hunks:
-            local: Counter[str] = Counter()
-            text = _redact_text("\n".join(h.lines), local)
+            joined = "\n".join(h.lines)
+            text = gate.clean(joined, surface="pack", kind="hunk", sources=sources, log=parts)
             new_hunks.append(
-                DiffHunk(h.header, tuple(text.split("\n")), h.timestamp) if local else h
+                DiffHunk(h.header, tuple(text.split("\n")), h.timestamp) if text != joined else h
             )
         hunks = tuple(new_hunks)
     entries = cand.entries
     if entries:
         new_entries = []
         for e in entries:
-            seen: Counter[str] = Counter()
-            text = _redact_text(e.text, seen)
-            new_entries.append(HistoryEntry(text, e.timestamp) if seen else e)
+            text = gate.clean(e.text, surface="pack", kind="entry", log=parts)
+            new_entries.append(HistoryEntry(text, e.timestamp) if text != e.text else e)
         entries = tuple(new_entries)
-    if not counts:
+    if not log.decisions and not parts.decisions:
         return cand, None
     # the estimate stays an estimate; the composer measures the rendered text exactly
-    new = replace(cand, content=body, content_hash="", hunks=hunks, entries=entries)
-    spans = sum(counts.values())
-    return new, Redaction(cand.id, cand.kind, cand.lane, spans, tuple(sorted(counts.items())))
+    new = replace(cand, content=body, content_hash="", title=title, hunks=hunks, entries=entries)
+    summary = (log if log.decisions else parts).summary()
+    rules = tuple(sorted(summary["rules"].items()))
+    return new, Redaction(cand.id, cand.kind, cand.lane, summary["spans"], rules)

@@ -34,6 +34,7 @@ __all__ = [
     "encoding_for_model",
     "fit_prefix",
     "get_tokenizer",
+    "is_known_model",
 ]
 
 ENCODINGS = ("o200k_base", "cl100k_base")
@@ -146,6 +147,11 @@ def _family_for(model: str) -> _Family:
         if lowered.startswith(fam.prefixes):
             return fam
     return _UNKNOWN
+
+
+def is_known_model(model: str) -> bool:
+    """Whether ``model`` names a known family (an unknown one counts with the largest factor)."""
+    return _family_for(model) is not _UNKNOWN
 
 
 def encoding_for_model(model: str) -> tuple[str, int]:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from .errors import UsageError
+from .workspace.private import private_write
 
 __all__ = [
     "PULSE_WINDOW_SECONDS",
@@ -183,13 +184,10 @@ def record_status(
         lint=lint if lint in ("pass", "fail") else old.lint,  # type: ignore[arg-type]
         recorded_at=as_of,
     )
-    status_path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = status_path.with_suffix(".tmp")
-    tmp.write_text(
+    private_write(
+        status_path,
         json.dumps({"tests": new.tests, "lint": new.lint, "recorded_at": new.recorded_at}) + "\n",
-        encoding="utf-8",
     )
-    tmp.replace(status_path)
     return new
 
 

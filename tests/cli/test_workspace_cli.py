@@ -107,7 +107,7 @@ def test_doctor_reports_a_world_readable_secret(tmp_path: Path) -> None:
     result = run_cli("doctor", "--json", "--repo", str(root))
     assert result.returncode == 1
     data = json.loads(result.stdout)
-    (problem,) = [p for p in data["problems"] if p["check"] == "state"]
+    (problem,) = [p for p in data["problems"] if p["check"] == "state" and p["level"] == "error"]
     assert "chmod 600" in problem["fix"]
 
 

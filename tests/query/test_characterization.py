@@ -239,10 +239,12 @@ def test_cli_query_json_and_text(repo: Path) -> None:
 def test_cli_errors(tmp_path: Path, repo: Path) -> None:
     bad = run_cli("query", "x", "--depth", "L9", "-C", str(repo))
     assert bad.returncode == 2 and "L0, L1, L2 or L3" in bad.stderr
-    empty = make_repo(tmp_path / "empty", {"a.py": "x = 1\n"})
-    none = run_cli("query", "x", "-C", str(empty), "--json")
-    assert none.returncode != 0
-    assert "librarian index" in json.loads(none.stdout)["hint"]
+    # a fresh repository is indexed on first use, as compose does (no "run librarian index")
+    fresh = make_repo(tmp_path / "fresh", {"a.py": "def apply_discount(x):\n    return x\n"})
+    first = run_cli("query", "apply discount", "-C", str(fresh), "--json")
+    assert first.returncode == 0, first.stderr
+    assert json.loads(first.stdout)["response"]["packs"][0]["path"] == "a.py"
+    assert (fresh / ".librarian" / "index.db").is_file()
 
 
 def test_dense_path_on_the_real_index(repo: Path) -> None:

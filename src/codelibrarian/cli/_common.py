@@ -7,6 +7,7 @@ diagnostics and explanations on stderr. Progress bars draw only on a TTY.
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -28,25 +29,75 @@ from rich.progress import (
 )
 from rich.text import Text
 
-from ..errors import LibrarianError, exit_code_for
+from ..errors import LibrarianError, UsageError, exit_code_for
 
 __all__ = [
+    "FORMAT_OPTION",
     "JSON_OPTION",
     "REPO_OPTION",
     "err_console",
     "fail",
+    "internal_error",
+    "json_mode",
     "keep_librarians",
     "open_librarian",
     "out_console",
     "print_json",
     "progress",
+    "read_input",
     "resolve_repo",
+    "wants_json",
 ]
 
 REPO_OPTION = typer.Option(
     Path(), "--repo", "-C", help="Repository root (default: the current directory)."
 )
 JSON_OPTION = typer.Option(False, "--json", help="Print one JSON document on stdout.")
+FORMAT_OPTION = typer.Option(
+    None, "--format", metavar="text|json", help="Output format; `--format json` is `--json`."
+)
+
+
+def json_mode(as_json: bool, fmt: str | None) -> bool:
+    """Whether a command prints JSON: ``--json`` or ``--format json`` (``text`` is the default)."""
+    if fmt is None:
+        return as_json
+    choice = fmt.strip().lower()
+    if choice not in ("json", "text"):
+        raise UsageError(f"unknown --format {fmt!r}", hint="Use --format text or --format json.")
+    if as_json and choice == "text":
+        raise UsageError("--json and --format text exclude each other", hint="Give one of them.")
+    return as_json or choice == "json"
+
+
+def wants_json(argv: list[str]) -> bool:
+    """Whether a command line asks for JSON output (for errors raised before parsing)."""
+    for i, arg in enumerate(argv):
+        if arg in {"--json", "--format=json"}:
+            return True
+        if arg == "--format" and i + 1 < len(argv) and argv[i + 1] == "json":
+            return True
+    return False
+
+
+def read_input(path: Path, what: str, *, lenient: bool = False, stdin: bool = True) -> str:
+    """The text of a file the user named (``-`` is stdin when ``stdin``). A file that
+    cannot be read, or (unless ``lenient``: bad bytes become U+FFFD) is not UTF-8, is
+    a usage error."""
+    try:
+        if stdin and str(path) == "-":
+            return sys.stdin.read()
+        data = path.read_bytes()
+    except OSError as exc:
+        raise UsageError(
+            f"cannot read the {what} {path}: {exc.strerror or exc}", hint="Check the path."
+        ) from None
+    try:
+        return data.decode("utf-8", errors="replace" if lenient else "strict")
+    except UnicodeDecodeError as exc:
+        raise UsageError(
+            f"the {what} {path} is not UTF-8 text (byte {exc.start})", hint="Pass a text file."
+        ) from None
 
 
 def out_console() -> Console:
@@ -68,6 +119,17 @@ def resolve_repo(repo: Path) -> Path:
             f"{repo} is not a directory.", hint="Pass an existing folder to --repo."
         )
     return root
+
+
+#: exit code of an error the library did not expect (a bug): EX_SOFTWARE
+INTERNAL_ERROR = 70
+
+
+def _gated(text: str) -> str:
+    """An error text through the secret gate (a config value echoed back may be a key)."""
+    from ..gate import SecretGate
+
+    return SecretGate().clean(text, surface="error", kind="message")
 
 
 class _Kept:
@@ -105,15 +167,42 @@ def open_librarian(root: Path) -> Any:
 def fail(error: LibrarianError, *, as_json: bool = False) -> typer.Exit:
     """Report a library error the way the CLI promises and return the Exit to raise."""
     code = exit_code_for(error)
+    message = _gated(error.message)
+    hint = _gated(error.hint) if error.hint else error.hint
     if as_json:
-        print_json({"ok": False, **error.to_dict(), "exit_code": code})
+        print_json(
+            {"ok": False, **error.to_dict(), "message": message, "hint": hint, "exit_code": code}
+        )
     else:
         console = err_console()
         # escape: messages carry "[budget.total_tokens]"-style keys that rich would eat
-        console.print(f"[bold red]error:[/] {escape(error.message)}", markup=True, highlight=False)
-        if error.hint:
-            console.print(error.hint, markup=False, highlight=False)
+        console.print(f"[bold red]error:[/] {escape(message)}", markup=True, highlight=False)
+        if hint:
+            console.print(hint, markup=False, highlight=False)
     return typer.Exit(code)
+
+
+def internal_error(exc: BaseException, *, as_json: bool = False) -> int:
+    """Report an unexpected exception in one line (the traceback with LIBRARIAN_DEBUG=1)."""
+    if os.environ.get("LIBRARIAN_DEBUG"):
+        import traceback
+
+        traceback.print_exception(exc)
+    message = _gated(f"internal error: {type(exc).__name__}: {exc}")
+    hint = "This is a bug: run again with LIBRARIAN_DEBUG=1 and report the traceback."
+    if as_json:
+        print_json(
+            {
+                "ok": False,
+                "error": "internal_error",
+                "message": message,
+                "hint": hint,
+                "exit_code": INTERNAL_ERROR,
+            }
+        )
+    else:
+        sys.stderr.write(f"error: {message}\n{hint}\n")
+    return INTERNAL_ERROR
 
 
 @contextmanager

@@ -134,10 +134,9 @@ def run(app: typer.Typer, argv: list[str]) -> None:
         # raising it, so `raise fail(...)` inside a command would otherwise exit 0.
         code = app(args=argv, prog_name="librarian", standalone_mode=False)
     except LibrarianError as exc:
-        from ._common import fail
+        from ._common import fail, wants_json
 
-        as_json = "--json" in argv
-        raise SystemExit(fail(exc, as_json=as_json).exit_code) from None
+        raise SystemExit(fail(exc, as_json=wants_json(argv)).exit_code) from None
     except typer.Exit as exc:
         raise SystemExit(exc.exit_code) from None
     except typer.Abort:
@@ -151,6 +150,8 @@ def run(app: typer.Typer, argv: list[str]) -> None:
         if callable(show) and isinstance(exit_code, int):
             show()
             raise SystemExit(exit_code) from None
-        raise
+        from ._common import internal_error, wants_json
+
+        raise SystemExit(internal_error(exc, as_json=wants_json(argv))) from None
     if isinstance(code, int) and code != 0:
         raise SystemExit(code)

@@ -13,6 +13,7 @@ decision is not reproduced (``inputs_changed`` or ``diverged``).
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -22,13 +23,16 @@ import typer
 
 from ..errors import LibrarianError, UsageError
 from ._common import (
+    FORMAT_OPTION,
     JSON_OPTION,
     REPO_OPTION,
     err_console,
     fail,
+    json_mode,
     open_librarian,
     print_json,
     progress,
+    read_input,
     resolve_repo,
 )
 
@@ -90,6 +94,9 @@ def compose_cmd(  # noqa: PLR0917 - typer maps each option to a parameter
         False, "--reveal", help="Show paths in --verbose / --explain output and JSON rejections."
     ),
     output: Path | None = typer.Option(None, "--output", "-o", help="Write the pack here."),
+    as_json: bool = typer.Option(
+        False, "--json", help="Same as --format json: the pack and its metadata as one document."
+    ),
     as_of: int | None = typer.Option(
         None, "--as-of", help="Composition time, epoch seconds (default: now)."
     ),
@@ -99,20 +106,23 @@ def compose_cmd(  # noqa: PLR0917 - typer maps each option to a parameter
     repo: Path = REPO_OPTION,
 ) -> None:
     """Compose a context pack for TASK under a hard token budget."""
-    as_json = fmt == "json"
     try:
+        if as_json and fmt not in (None, "json"):
+            raise UsageError(f"--json and --format {fmt} exclude each other", hint="Give one.")
+        fmt = "json" if as_json else fmt
+        as_json = fmt == "json"
         if base is not None and diff is not None:
             raise UsageError("--base and --diff exclude each other", hint="Give one of them.")
         from ..api import FORMATS
 
         if fmt is not None and fmt not in FORMATS:
             raise UsageError(f"unknown format {fmt!r}", hint=f"Use one of: {', '.join(FORMATS)}.")
+        if output is not None:
+            _check_output(output)
         diff_text = None
         if diff is not None:
-            try:
-                diff_text = diff.read_text(encoding="utf-8", errors="replace")
-            except OSError as exc:
-                raise UsageError(f"cannot read {diff}: {exc.strerror}") from None
+            # not stdin: a resident server answering this call has no terminal of its own
+            diff_text = read_input(diff, "diff", lenient=True, stdin=False)
         lib = _open(repo)
         now = int(time.time()) if as_of is None else as_of
         with progress("indexing", None) as bar:
@@ -140,6 +150,8 @@ def compose_cmd(  # noqa: PLR0917 - typer maps each option to a parameter
     except LibrarianError as exc:
         raise fail(exc, as_json=as_json) from None
     err = err_console()
+    for warning in result.warnings:
+        err.print(f"warning: {warning}", markup=False, highlight=False)
     for d in result.degraded:  # said once, on stderr; --format json carries "degraded"
         err.print(f"note: {d.detail}", markup=False, highlight=False)
     if explain or dry_run:
@@ -155,7 +167,12 @@ def compose_cmd(  # noqa: PLR0917 - typer maps each option to a parameter
     else:
         payload = result.text if result.text.endswith("\n") else result.text + "\n"
     if output is not None:
-        output.write_text(payload, encoding="utf-8")
+        try:
+            output.write_text(payload, encoding="utf-8")
+        except OSError as exc:
+            raise fail(
+                UsageError(f"cannot write {output}: {exc.strerror or exc}"), as_json=as_json
+            ) from None
         err.print(
             f"wrote {result.tokens}/{result.budget} tokens to {output} "
             f"(decision {result.decision_id}{', cache hit' if result.cache_hit else ''})",
@@ -166,12 +183,28 @@ def compose_cmd(  # noqa: PLR0917 - typer maps each option to a parameter
         sys.stdout.write(payload)
 
 
+def _check_output(output: Path) -> None:
+    """Refuse an output file that cannot be written, before any work is done."""
+    folder = output.parent if str(output.parent) else Path()
+    if output.is_dir():
+        raise UsageError(f"{output} is a folder", hint="Give a file name to --output.")
+    if not folder.is_dir():
+        raise UsageError(
+            f"cannot write {output}: the folder {folder} does not exist",
+            hint="Create the folder first, or write somewhere else.",
+        )
+    if not os.access(folder, os.W_OK) or (output.exists() and not os.access(output, os.W_OK)):
+        raise UsageError(f"cannot write {output}: permission denied", hint="Write elsewhere.")
+
+
 def explain_cmd(
     decision_id: str = typer.Argument(..., help="A decision id (from compose --format json)."),
     as_json: bool = JSON_OPTION,
+    fmt: str | None = FORMAT_OPTION,
     repo: Path = REPO_OPTION,
 ) -> None:
     """Explain a recorded decision: lanes, every verdict with its reason, redactions."""
+    as_json = json_mode(as_json, fmt)
     try:
         data = _open(repo).explain(decision_id)
     except LibrarianError as exc:
@@ -206,9 +239,11 @@ def _verdict_line(v: dict[str, Any]) -> str:
 def replay_cmd(
     decision_id: str = typer.Argument(..., help="A decision id."),
     as_json: bool = JSON_OPTION,
+    fmt: str | None = FORMAT_OPTION,
     repo: Path = REPO_OPTION,
 ) -> None:
     """Re-run a recorded decision without cache: identical, inputs changed, or diverged."""
+    as_json = json_mode(as_json, fmt)
     try:
         lib = _open(repo)
         report = lib.replay(decision_id)
@@ -238,9 +273,11 @@ def violations_add_cmd(  # noqa: PLR0917 - typer maps each option to a parameter
     severity: str = typer.Option("medium", "--severity", help="low, medium or high."),
     as_of: int | None = typer.Option(None, "--as-of", help="Epoch seconds (default: now)."),
     as_json: bool = JSON_OPTION,
+    fmt: str | None = FORMAT_OPTION,
     repo: Path = REPO_OPTION,
 ) -> None:
     """Record a violation."""
+    as_json = json_mode(as_json, fmt)
     try:
         v = _open(repo).add_violation(
             rule, message, file=file, line=line, severity=severity, as_of=as_of
@@ -254,8 +291,11 @@ def violations_add_cmd(  # noqa: PLR0917 - typer maps each option to a parameter
 
 
 @violations_app.command("list")
-def violations_list_cmd(as_json: bool = JSON_OPTION, repo: Path = REPO_OPTION) -> None:
+def violations_list_cmd(
+    as_json: bool = JSON_OPTION, fmt: str | None = FORMAT_OPTION, repo: Path = REPO_OPTION
+) -> None:
     """List recorded violations, oldest first."""
+    as_json = json_mode(as_json, fmt)
     try:
         items = _open(repo).violations()
     except LibrarianError as exc:
@@ -273,9 +313,11 @@ def violations_list_cmd(as_json: bool = JSON_OPTION, repo: Path = REPO_OPTION) -
 def vitals_show_cmd(
     as_of: int | None = typer.Option(None, "--as-of", help="Epoch seconds (default: now)."),
     as_json: bool = JSON_OPTION,
+    fmt: str | None = FORMAT_OPTION,
     repo: Path = REPO_OPTION,
 ) -> None:
     """Show pressure, pulse and oxygen."""
+    as_json = json_mode(as_json, fmt)
     try:
         snap = _open(repo).vitals(as_of=as_of)
     except LibrarianError as exc:
@@ -292,14 +334,16 @@ def vitals_show_cmd(
 
 
 @vitals_app.command("record")
-def vitals_record_cmd(
+def vitals_record_cmd(  # noqa: PLR0917 - typer maps each option to a parameter
     tests: str | None = typer.Option(None, "--tests", help="pass or fail"),
     lint: str | None = typer.Option(None, "--lint", help="pass or fail"),
     as_of: int | None = typer.Option(None, "--as-of", help="Epoch seconds (default: now)."),
     as_json: bool = JSON_OPTION,
+    fmt: str | None = FORMAT_OPTION,
     repo: Path = REPO_OPTION,
 ) -> None:
     """Record the last test and/or lint status (feeds oxygen)."""
+    as_json = json_mode(as_json, fmt)
     try:
         rec = _open(repo).record_vitals(tests=tests, lint=lint, as_of=as_of)
     except LibrarianError as exc:

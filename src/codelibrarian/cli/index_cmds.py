@@ -18,7 +18,17 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from ..errors import LibrarianError
-from ._common import JSON_OPTION, REPO_OPTION, err_console, fail, print_json, progress, resolve_repo
+from ._common import (
+    FORMAT_OPTION,
+    JSON_OPTION,
+    REPO_OPTION,
+    err_console,
+    fail,
+    json_mode,
+    print_json,
+    progress,
+    resolve_repo,
+)
 
 if TYPE_CHECKING:
     from ..api import Librarian
@@ -34,12 +44,14 @@ def register(app: typer.Typer) -> None:
 def index_cmd(
     path: Path = typer.Argument(Path(), help="Repository root (default: the current directory)."),
     as_json: bool = JSON_OPTION,
+    fmt: str | None = FORMAT_OPTION,
     watch: bool = typer.Option(False, "--watch", help="Keep re-indexing files as they are saved."),
     background: bool = typer.Option(
         False, "--background", hidden=True, help="Finish a partial index quietly, at low priority."
     ),
 ) -> None:
     """Build or update the index (symbols, references, imports, chunks, graphs)."""
+    as_json = json_mode(as_json, fmt)
     from ..api import Librarian
 
     if background:
@@ -152,8 +164,10 @@ def map_cmd(
     budget: int = typer.Option(1024, "--budget", min=1, help="Hard token budget of the map."),
     repo: Path = REPO_OPTION,
     as_json: bool = JSON_OPTION,
+    fmt: str | None = FORMAT_OPTION,
 ) -> None:
     """Print the ranked repository map (top files and their signatures) under a budget."""
+    as_json = json_mode(as_json, fmt)
     from ..api import Librarian
 
     try:
@@ -169,6 +183,7 @@ def map_cmd(
                 "tokens": repo_map.tokens,
                 "tokenizer": repo_map.tokenizer,
                 "files": list(repo_map.files),
+                "redactions": repo_map.redactions,
                 "text": repo_map.text,
             }
         )

@@ -20,7 +20,18 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from ._common import JSON_OPTION, REPO_OPTION, err_console, out_console, print_json, resolve_repo
+from ..errors import UsageError
+from ._common import (
+    FORMAT_OPTION,
+    JSON_OPTION,
+    REPO_OPTION,
+    err_console,
+    json_mode,
+    out_console,
+    print_json,
+    read_input,
+    resolve_repo,
+)
 
 if TYPE_CHECKING:
     from ..api import Librarian
@@ -41,13 +52,9 @@ def _librarian(repo: Path) -> Librarian:
 
 
 def _diff_text(diff: Path | None) -> str | None:
-    import sys
-
     if diff is None:
         return None
-    if str(diff) == "-":
-        return sys.stdin.read()
-    return diff.read_text(encoding="utf-8")
+    return read_input(diff, "diff", lenient=True)
 
 
 def _print_diagnostics(diags: tuple[Diagnostic, ...] | list[Diagnostic]) -> None:
@@ -131,15 +138,17 @@ def register(app: typer.Typer) -> None:
         file: Path = typer.Argument(..., help="A .toml program file or the seed's .json presets."),
         *,
         as_json: bool = JSON_OPTION,
+        fmt: str | None = FORMAT_OPTION,
     ) -> None:
         """Check every program in FILE; list every error with file:line:column."""
+        as_json = json_mode(as_json, fmt)
         from ..techniques.lcl import check, programs_from_text
 
         if not file.is_file():
             from ..errors import NotFound
 
             raise NotFound(f"no file {file}", hint="Check the path.")
-        programs, diags = programs_from_text(file.read_text(encoding="utf-8"), str(file))
+        programs, diags = programs_from_text(read_input(file, "program file"), str(file))
         all_diags = list(diags)
         results = []
         for program in programs:
@@ -186,8 +195,10 @@ def register(app: typer.Typer) -> None:
         diff: Path | None = DIFF_OPTION,
         repo: Path = REPO_OPTION,
         as_json: bool = JSON_OPTION,
+        fmt: str | None = FORMAT_OPTION,
     ) -> None:
         """Compile to a composition tree with its stratum and execution policy."""
+        as_json = json_mode(as_json, fmt)
         from ..techniques.facts import facts_from_mapping
 
         root = resolve_repo(repo)
@@ -195,9 +206,13 @@ def register(app: typer.Typer) -> None:
         program = _resolve(lib, target, name)
         env: Any = None
         if facts_file is not None:
-            env = facts_from_mapping(
-                json.loads(facts_file.read_text(encoding="utf-8")), source=str(facts_file)
-            )
+            try:
+                raw_facts = json.loads(read_input(facts_file, "facts file"))
+            except ValueError as exc:
+                raise UsageError(
+                    f"the facts file {facts_file} is not JSON: {exc}", hint="Pass a JSON object."
+                ) from None
+            env = facts_from_mapping(raw_facts, source=str(facts_file))
             if task:
                 env = env.with_intent(task)
         elif facts:
@@ -217,8 +232,10 @@ def register(app: typer.Typer) -> None:
         diff: Path | None = DIFF_OPTION,
         repo: Path = REPO_OPTION,
         as_json: bool = JSON_OPTION,
+        fmt: str | None = FORMAT_OPTION,
     ) -> None:
         """Show the codebase, change and intent facts conditions are decided on."""
+        as_json = json_mode(as_json, fmt)
         got = _librarian(repo).facts(task, base=base, diff_text=_diff_text(diff))
         if as_json:
             print_json({"ok": True, **got.to_dict()})
@@ -242,8 +259,11 @@ def register(app: typer.Typer) -> None:
     app.add_typer(presets, name="presets")
 
     @presets.command("list")
-    def presets_list(*, repo: Path = REPO_OPTION, as_json: bool = JSON_OPTION) -> None:
+    def presets_list(
+        *, repo: Path = REPO_OPTION, as_json: bool = JSON_OPTION, fmt: str | None = FORMAT_OPTION
+    ) -> None:
         """List the presets this workspace sees (workspace, then config, then built-in)."""
+        as_json = json_mode(as_json, fmt)
         entries = _librarian(repo).presets().entries()
         if as_json:
             print_json({"ok": True, "presets": [e.to_dict() for e in entries]})
@@ -259,8 +279,10 @@ def register(app: typer.Typer) -> None:
         *,
         repo: Path = REPO_OPTION,
         as_json: bool = JSON_OPTION,
+        fmt: str | None = FORMAT_OPTION,
     ) -> None:
         """Show a preset: where it comes from and what it compiles to."""
+        as_json = json_mode(as_json, fmt)
         entry = _librarian(repo).presets().get(name)
         compiled = entry.program.compile()
         if as_json:
@@ -280,8 +302,10 @@ def register(app: typer.Typer) -> None:
         force: bool = typer.Option(False, "--force", help="Replace a saved preset of that name."),
         repo: Path = REPO_OPTION,
         as_json: bool = JSON_OPTION,
+        fmt: str | None = FORMAT_OPTION,
     ) -> None:
         """Check FILE and save it as .librarian/presets/NAME.toml (canonical TOML)."""
+        as_json = json_mode(as_json, fmt)
         lib = _librarian(repo)
         path = lib.presets().save(name, file, force=force, program_name=program)
         rel = path.relative_to(lib.root).as_posix()

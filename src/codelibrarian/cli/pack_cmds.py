@@ -18,7 +18,16 @@ from typing import TYPE_CHECKING
 import typer
 
 from ..errors import LibrarianError
-from ._common import JSON_OPTION, REPO_OPTION, fail, out_console, print_json, resolve_repo
+from ._common import (
+    FORMAT_OPTION,
+    JSON_OPTION,
+    REPO_OPTION,
+    fail,
+    json_mode,
+    out_console,
+    print_json,
+    resolve_repo,
+)
 
 if TYPE_CHECKING:  # the facade pulls in the index and composer: import it on use
     from ..api import Librarian
@@ -67,9 +76,11 @@ def pack_cmd(  # noqa: PLR0917 - typer maps each option to a parameter
     files: list[str] = typer.Option([], "--files", "-f", help="Files the task is about."),
     as_of: int | None = typer.Option(None, "--as-of", help="Time, epoch seconds (default: now)."),
     as_json: bool = JSON_OPTION,
+    fmt: str | None = FORMAT_OPTION,
     repo: Path = REPO_OPTION,
 ) -> None:
     """Build an agent's Local Context Pack under its scope and capability budget."""
+    as_json = json_mode(as_json, fmt)
     try:
         lib = _open(repo)
         with lib:
@@ -117,9 +128,11 @@ def handoff_cmd(  # noqa: PLR0917 - typer maps each option to a parameter
     ),
     as_of: int | None = typer.Option(None, "--as-of", help="Time, epoch seconds (default: now)."),
     as_json: bool = JSON_OPTION,
+    fmt: str | None = FORMAT_OPTION,
     repo: Path = REPO_OPTION,
 ) -> None:
     """Write a handoff package from one agent to another in a run."""
+    as_json = json_mode(as_json, fmt)
     try:
         lib = _open(repo)
         with lib:
@@ -146,8 +159,11 @@ def handoff_cmd(  # noqa: PLR0917 - typer maps each option to a parameter
 
 
 @runs_app.command("list")
-def runs_list_cmd(as_json: bool = JSON_OPTION, repo: Path = REPO_OPTION) -> None:
+def runs_list_cmd(
+    as_json: bool = JSON_OPTION, fmt: str | None = FORMAT_OPTION, repo: Path = REPO_OPTION
+) -> None:
     """List the runs of this workspace."""
+    as_json = json_mode(as_json, fmt)
     try:
         runs = _open(repo).runs()
     except LibrarianError as exc:
@@ -165,9 +181,11 @@ def runs_list_cmd(as_json: bool = JSON_OPTION, repo: Path = REPO_OPTION) -> None
 def runs_show_cmd(
     run: str = typer.Argument(..., help="Run id."),
     as_json: bool = JSON_OPTION,
+    fmt: str | None = FORMAT_OPTION,
     repo: Path = REPO_OPTION,
 ) -> None:
     """Show one run: packs, handoffs and the journal."""
+    as_json = json_mode(as_json, fmt)
     try:
         detail = _open(repo).run(run)
     except LibrarianError as exc:

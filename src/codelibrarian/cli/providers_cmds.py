@@ -18,7 +18,16 @@ from typing import TYPE_CHECKING
 import typer
 
 from ..errors import ProviderUnavailable
-from ._common import JSON_OPTION, REPO_OPTION, err_console, out_console, print_json, resolve_repo
+from ._common import (
+    FORMAT_OPTION,
+    JSON_OPTION,
+    REPO_OPTION,
+    err_console,
+    json_mode,
+    out_console,
+    print_json,
+    resolve_repo,
+)
 
 if TYPE_CHECKING:  # the clients pull in httpx: import the providers on use
     from ..providers import ProviderRegistry
@@ -65,10 +74,12 @@ def register(app: typer.Typer) -> None:
         *,
         repo: Path = REPO_OPTION,
         as_json: bool = JSON_OPTION,
+        fmt: str | None = FORMAT_OPTION,
         refresh: bool = REFRESH_OPTION,
         timeout: float = TIMEOUT_OPTION,
     ) -> None:
         """List registered providers (best priority first) with their cached status."""
+        as_json = json_mode(as_json, fmt)
         from ..providers import QualificationStore
 
         registry = _registry(repo, timeout)
@@ -127,10 +138,12 @@ def register(app: typer.Typer) -> None:
         *,
         repo: Path = REPO_OPTION,
         as_json: bool = JSON_OPTION,
+        fmt: str | None = FORMAT_OPTION,
         refresh: bool = REFRESH_OPTION,
         timeout: float = TIMEOUT_OPTION,
     ) -> None:
         """Probe every provider and show which provider and model would be used."""
+        as_json = json_mode(as_json, fmt)
         from ..providers import resolve_model
 
         registry = _registry(repo, timeout)
@@ -183,6 +196,7 @@ def register(app: typer.Typer) -> None:
         *,
         repo: Path = REPO_OPTION,
         as_json: bool = JSON_OPTION,
+        fmt: str | None = FORMAT_OPTION,
         refresh: bool = REFRESH_OPTION,
         timeout: float = TIMEOUT_OPTION,
         provider: str | None = typer.Option(None, "--provider", help="Provider id to qualify."),
@@ -192,6 +206,7 @@ def register(app: typer.Typer) -> None:
         ),
     ) -> None:
         """Run the ten-test qualification battery against a model and store the result."""
+        as_json = json_mode(as_json, fmt)
         from ..providers import (
             ClientOptions,
             QualificationStore,

@@ -23,7 +23,16 @@ from rich.live import Live
 from rich.table import Table
 
 from ..errors import UsageError
-from ._common import JSON_OPTION, REPO_OPTION, err_console, out_console, print_json, resolve_repo
+from ._common import (
+    FORMAT_OPTION,
+    JSON_OPTION,
+    REPO_OPTION,
+    err_console,
+    json_mode,
+    out_console,
+    print_json,
+    resolve_repo,
+)
 
 if TYPE_CHECKING:  # the pipeline pulls in the index and numpy: import it on use
     from ..query.pipeline import PipelineResult
@@ -169,8 +178,10 @@ def register(app: typer.Typer) -> None:
         ),
         repo: Path = REPO_OPTION,
         as_json: bool = JSON_OPTION,
+        fmt: str | None = FORMAT_OPTION,
     ) -> None:
         """Ranked files with citations for an intent, with per-stage diagnostics."""
+        as_json = json_mode(as_json, fmt)
         from ..api import Librarian
         from ..query.report import ProgressReporter
         from ..query.types import (
@@ -186,11 +197,14 @@ def register(app: typer.Typer) -> None:
         root = resolve_repo(repo)
         qdepth: QueryDepth = depth  # narrowed by the DEPTHS check above
         when = int(time.time()) if as_of is None else as_of
-        query = LibrarianQuery(intent, qdepth, limit, when, budget)
-        reporter = ProgressReporter(query_id_for(query), intent, STAGE_NAMES)
+        lib = Librarian(root)
+        # the live report echoes the intent: show it as the pipeline will see it
+        shown = lib.gate.clean(intent, surface="query", kind="intent")
+        query = LibrarianQuery(shown, qdepth, limit, when, budget)
+        reporter = ProgressReporter(query_id_for(query), shown, STAGE_NAMES)
         cancel = CancellationToken()
         with (
-            Librarian(root) as lib,
+            lib,
             _cancel_on_interrupt(cancel),
             _live(reporter, enabled=not as_json and sys.stderr.isatty()),
         ):
@@ -203,7 +217,6 @@ def register(app: typer.Typer) -> None:
                 semantic=semantic,
                 llm=llm,
                 summarize=summary,
-                build=False,
                 reporter=reporter,
                 cancel=cancel,
             ).pipeline

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
-from ._common import JSON_OPTION, err_console, out_console, print_json
+from ._common import FORMAT_OPTION, JSON_OPTION, err_console, json_mode, out_console, print_json
 
 if TYPE_CHECKING:
     from ..techniques.registry import Library
@@ -113,8 +113,10 @@ def register(app: typer.Typer) -> None:
             "primitives", "--kind", "-k", help="primitives, operators, compositions or templates."
         ),
         as_json: bool = JSON_OPTION,
+        fmt: str | None = FORMAT_OPTION,
     ) -> None:
         """List the library's primitives (or operators, compositions, templates)."""
+        as_json = json_mode(as_json, fmt)
         from ..errors import UsageError
 
         if kind not in KINDS:
@@ -138,8 +140,10 @@ def register(app: typer.Typer) -> None:
         ),
         *,
         as_json: bool = JSON_OPTION,
+        fmt: str | None = FORMAT_OPTION,
     ) -> None:
         """Show one primitive, operator, composition or template in full."""
+        as_json = json_mode(as_json, fmt)
         from ..techniques.lcl import compile_composition
         from ..techniques.render import render_tree
         from ..techniques.templates import TEMPLATES
@@ -183,8 +187,9 @@ def register(app: typer.Typer) -> None:
     app.add_typer(pat, name="patterns")
 
     @pat.command("list")
-    def patterns_list(*, as_json: bool = JSON_OPTION) -> None:
+    def patterns_list(*, as_json: bool = JSON_OPTION, fmt: str | None = FORMAT_OPTION) -> None:
         """List the patterns with their archetype and core primitives."""
+        as_json = json_mode(as_json, fmt)
         lib = _library()
         rows = [
             {"id": p.id, "name": p.name, "archetype": p.archetype, "core_primitives": list(p.core),
@@ -203,8 +208,10 @@ def register(app: typer.Typer) -> None:
         pattern_id: str = typer.Argument(..., metavar="ID", help="A pattern id."),
         *,
         as_json: bool = JSON_OPTION,
+        fmt: str | None = FORMAT_OPTION,
     ) -> None:
         """Show one pattern: situations, primitives and their conditions, operators, signals."""
+        as_json = json_mode(as_json, fmt)
         lib = _library()
         if pattern_id not in lib.patterns:
             raise _not_found("pattern", pattern_id, list(lib.patterns))

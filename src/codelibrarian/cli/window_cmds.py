@@ -17,7 +17,15 @@ import typer
 from pydantic import BaseModel, ConfigDict, StrictInt, StrictStr, ValidationError
 
 from ..errors import UsageError
-from ._common import JSON_OPTION, REPO_OPTION, err_console, print_json, resolve_repo
+from ._common import (
+    FORMAT_OPTION,
+    JSON_OPTION,
+    REPO_OPTION,
+    err_console,
+    json_mode,
+    print_json,
+    resolve_repo,
+)
 
 if TYPE_CHECKING:  # the facade pulls in the index and the composer: import it on use
     from ..api import ComposedWindow, SaopEnvelope, WindowBudget
@@ -43,6 +51,11 @@ def read_envelopes(path: Path) -> tuple[SaopEnvelope, ...]:
         raise UsageError(
             f"cannot read envelopes file {path}: {exc.strerror or exc}",
             hint="Pass an existing JSONL file to --envelopes.",
+        ) from None
+    except UnicodeDecodeError:
+        raise UsageError(
+            f"envelopes file {path} is not UTF-8 text",
+            hint="Pass a JSONL file of {id, content, timestamp_ms} records.",
         ) from None
     out: list[SaopEnvelope] = []
     for lineno, line in enumerate(text.splitlines(), start=1):
@@ -146,8 +159,10 @@ def register(app: typer.Typer) -> None:
         ),
         model: str | None = typer.Option(None, "--model", help="Target model (tokenizer)."),
         as_json: bool = JSON_OPTION,
+        fmt: str | None = FORMAT_OPTION,
     ) -> None:
         """Compose a sliding window: goal, then map, then recent past (newest first)."""
+        as_json = json_mode(as_json, fmt)
         from ..api import WindowBudget, compose_window, tokenizer_name
 
         budget = WindowBudget(

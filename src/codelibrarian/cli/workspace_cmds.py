@@ -22,9 +22,11 @@ from rich.table import Table
 
 from ..errors import LibrarianError, UsageError
 from ._common import (
+    FORMAT_OPTION,
     JSON_OPTION,
     REPO_OPTION,
     fail,
+    json_mode,
     print_json,
     progress,
     resolve_repo,
@@ -50,8 +52,11 @@ def _plain(stream: TextIO) -> Console:
 # ---------------------------------------------------------------- init
 
 
-def init_cmd(repo: Path = REPO_OPTION, as_json: bool = JSON_OPTION) -> None:
+def init_cmd(
+    repo: Path = REPO_OPTION, as_json: bool = JSON_OPTION, fmt: str | None = FORMAT_OPTION
+) -> None:
     """Create the .librarian/ state folder (idempotent) and check the config."""
+    as_json = json_mode(as_json, fmt)
     from ..api import Librarian
 
     try:
@@ -71,8 +76,11 @@ def init_cmd(repo: Path = REPO_OPTION, as_json: bool = JSON_OPTION) -> None:
 # ---------------------------------------------------------------- doctor
 
 
-def doctor_cmd(repo: Path = REPO_OPTION, as_json: bool = JSON_OPTION) -> None:
+def doctor_cmd(
+    repo: Path = REPO_OPTION, as_json: bool = JSON_OPTION, fmt: str | None = FORMAT_OPTION
+) -> None:
     """Check Python, packages, tokenizers, grammars, SQLite, config, git, state and index."""
+    as_json = json_mode(as_json, fmt)
     from ..api import doctor
 
     try:
@@ -125,6 +133,16 @@ def _print_doctor(root: Path, report: DoctorReport) -> None:
     out.print(f"Git          {git_text}")
     st = sec["state"]
     out.print(f"State        {st['dir']} {'present' if st['exists'] else 'absent'}")
+    size = sec.get("state_size")
+    if size:
+        mib = 1024 * 1024
+        cache, dec = size["cache"], size["decisions"]
+        out.print(
+            f"State size   cache {cache['files']} entries, {cache['bytes'] / mib:.1f} of "
+            f"{cache['max_bytes'] // mib} MiB; decisions {dec['files']} files, "
+            f"{dec['bytes'] / mib:.1f} of {dec['max_bytes'] // mib} MiB, kept "
+            f"{dec['max_age_days']} days"
+        )
     ix = sec["index"]
     if not ix["exists"]:
         out.print("Index        none yet (built on first use)")
@@ -155,8 +173,11 @@ def _print_doctor(root: Path, report: DoctorReport) -> None:
 # ---------------------------------------------------------------- scan
 
 
-def scan_cmd(repo: Path = REPO_OPTION, as_json: bool = JSON_OPTION) -> None:
+def scan_cmd(
+    repo: Path = REPO_OPTION, as_json: bool = JSON_OPTION, fmt: str | None = FORMAT_OPTION
+) -> None:
     """Summarise the files the librarian reads: by language, total size, skips by reason."""
+    as_json = json_mode(as_json, fmt)
     from ..api import Librarian, scan_summary
 
     try:
@@ -241,7 +262,7 @@ def _path_filter(root: Path, patterns: list[str]) -> Callable[[str], bool]:
     return keep
 
 
-def tokens_cmd(
+def tokens_cmd(  # noqa: PLR0917 - typer maps each option to a parameter
     paths: list[str] | None = typer.Argument(
         None,
         help="Files or folders (relative to the current directory inside the repo, else to "
@@ -253,8 +274,10 @@ def tokens_cmd(
     top: int = typer.Option(0, "--top", help="Show only the N largest files (0 = all)."),
     repo: Path = REPO_OPTION,
     as_json: bool = JSON_OPTION,
+    fmt: str | None = FORMAT_OPTION,
 ) -> None:
     """Count tokens per file for the repository's files (largest first) and in total."""
+    as_json = json_mode(as_json, fmt)
     from ..api import Librarian
 
     try:

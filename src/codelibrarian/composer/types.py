@@ -217,6 +217,9 @@ class Candidate:
     hunks: tuple[DiffHunk, ...] = field(default=(), repr=False)
     entries: tuple[HistoryEntry, ...] = field(default=(), repr=False)
     edges: tuple[tuple[str, str], ...] = field(default=(), repr=False)
+    #: other files whose lines ``content`` quotes (a map): the secret gate checks the
+    #: content against their secrets too; not part of the artifact's identity
+    quotes: tuple[str, ...] = field(default=(), repr=False, compare=False)
     #: the composite score (see ``scoring``), computed once from the fields above
     score: int = field(init=False, repr=False, compare=False)
     #: score, lane (in the default lane order) and kind packed into one integer:

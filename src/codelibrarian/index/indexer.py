@@ -416,7 +416,9 @@ def _index(
     todo_paths = pending if wanted is None else [p for p in pending if p in wanted]
     todo = [(p, listed[p]) for p in todo_paths]
     resolver = Resolver(listed, _go_modules(root, sorted(listed)))
-    n_workers = workers or cfg.index.workers or os.cpu_count() or 1
+    cores = os.cpu_count() or 1
+    # more workers than cores only costs memory: a configured count is capped at the cores
+    n_workers = workers or min(cfg.index.workers, cores) or cores
     stage("parse")
     # a cold build (nothing parsed yet, everything to do): no secondary indexes
     # until the end; answer-first and background runs keep them for their readers

@@ -8,6 +8,11 @@ ranking — "file A with its best symbol, then its next symbol, ..., then file B
 each candidate counted exactly with the target tokenizer, so the text returned
 never exceeds the budget. Same index, same inputs: same bytes.
 
+Outgoing text: ``keep(path)`` leaves a file out of the map altogether (the policy's
+sensitive files) and ``clean(path, signature)`` gives the text a signature is shown
+as (the secret gate: a module constant's value may be a key). Both are applied
+before counting, and ``clean`` only to the entries a candidate prefix shows.
+
 Rendered form (one header per file, signatures indented by nesting)::
 
     src/shop/models.py:
@@ -18,7 +23,7 @@ Rendered form (one header per file, signatures indented by nesting)::
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from ..tokens import Tokenizer
@@ -63,11 +68,21 @@ def _depths(symbols: Sequence[Symbol]) -> list[int]:
     return out
 
 
+#: ``clean(path, signature)``: the text a signature is shown as
+Clean = Callable[[str, str], str]
+
+
 def ranked_entries(
-    store: SqliteStore, personalization: Mapping[str, int] | None = None
+    store: SqliteStore,
+    personalization: Mapping[str, int] | None = None,
+    *,
+    keep: Callable[[str], bool] | None = None,
 ) -> list[MapEntry]:
-    """Every map line in rank order (files by rank, their symbols by use)."""
+    """Every map line in rank order (files by rank, their symbols by use); files
+    ``keep`` refuses are left out."""
     ranks = rank_files(store, personalization)
+    if keep is not None:
+        ranks = {p: r for p, r in ranks.items() if keep(p)}
     used_by = store.reference_file_counts()
     by_file: dict[str, list[Symbol]] = defaultdict(list)
     for s in store.symbols():
@@ -85,7 +100,7 @@ def ranked_entries(
     return entries
 
 
-def render_entries(entries: Sequence[MapEntry]) -> str:
+def render_entries(entries: Sequence[MapEntry], clean: Clean | None = None) -> str:
     """Text for a prefix of ``ranked_entries``: symbols shown in line order per file."""
     files: dict[str, list[MapEntry]] = {}
     for e in entries:
@@ -102,6 +117,8 @@ def render_entries(entries: Sequence[MapEntry]) -> str:
         for e in shown:
             assert e.symbol is not None
             sig = e.symbol.signature or f"{e.symbol.kind} {e.symbol.name}"
+            if clean is not None:
+                sig = clean(path, sig)
             lines.append("  " * (e.depth + 1) + sig)
         blocks.append("\n".join(lines) + "\n")
     return "\n".join(blocks)
@@ -112,18 +129,32 @@ def render_map(
     tokenizer: Tokenizer,
     budget: int,
     personalization: Mapping[str, int] | None = None,
+    *,
+    keep: Callable[[str], bool] | None = None,
+    clean: Clean | None = None,
 ) -> str:
     """The ranked map, as long as fits ``budget`` tokens (exact count); "" if nothing fits."""
     if budget <= 0:
         return ""
-    entries = ranked_entries(store, personalization)
+    entries = ranked_entries(store, personalization, keep=keep)
+    memo: dict[tuple[str, str], str] = {}
+
+    def cleaned(path: str, sig: str) -> str:
+        key = (path, sig)
+        if key not in memo:
+            memo[key] = clean(path, sig) if clean is not None else sig
+        return memo[key]
+
     lo, hi, best = 1, len(entries), ""
-    full = render_entries(entries)
-    if entries and tokenizer.count(full) <= budget:
-        return full
+    # a token is at least one character: try the whole map only when it may fit
+    raw = sum(len(e.path) + len(e.symbol.signature if e.symbol else "") + 4 for e in entries)
+    if entries and raw <= 8 * budget:
+        full = render_entries(entries, cleaned)
+        if tokenizer.count(full) <= budget:
+            return full
     while lo <= hi:
         mid = (lo + hi) // 2
-        text = render_entries(entries[:mid])
+        text = render_entries(entries[:mid], cleaned)
         if tokenizer.count(text) <= budget:
             best = text
             lo = mid + 1

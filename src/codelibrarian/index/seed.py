@@ -23,6 +23,7 @@ from pathlib import Path
 
 from ..errors import LibrarianError
 from ..workspace import git
+from ..workspace.private import private_touch
 from .blobcache import BlobCache
 from .health import discard, quick_check
 
@@ -45,11 +46,15 @@ def _copy(source: Path, target: Path) -> bool:
     tmp = target.with_name(f".{target.name}.seed.{os.getpid()}")
     discard(tmp)
     try:
+        private_touch(tmp)  # 0600 from the start, like the index it becomes
         src = sqlite3.connect(f"file:{source}?mode=ro", uri=True, timeout=5.0)
         try:
             dst = sqlite3.connect(str(tmp))
             try:
                 src.backup(dst)
+                # a rollback journal while it is a copy: the check below then leaves no
+                # -wal/-shm files behind (the store turns WAL back on when it opens it)
+                dst.execute("PRAGMA journal_mode = DELETE")
             finally:
                 dst.close()
         finally:

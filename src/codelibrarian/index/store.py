@@ -26,6 +26,7 @@ from types import TracebackType
 from typing import Protocol, runtime_checkable
 
 from ..errors import IndexCorrupt, NotFound
+from ..workspace.private import private_touch
 from ..workspace.state import State
 from . import graph
 from .lock import writer_lock
@@ -103,7 +104,9 @@ class SqliteStore:
                     f"file:{path}?mode=ro", uri=True, isolation_level=None, check_same_thread=False
                 )
             else:
-                path.parent.mkdir(parents=True, exist_ok=True)
+                # private (0600 in a 0700 folder) before SQLite creates it: its WAL and
+                # shared-memory files take the same mode, and so does a rebuilt index
+                private_touch(path)
                 conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
             conn.execute("PRAGMA busy_timeout = 30000")
             if not readonly:

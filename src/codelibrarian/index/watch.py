@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Config
+from ..workspace.private import private_append
 from ..workspace.state import State
 from .indexer import UpdateResult, update_paths
 from .store import SqliteStore
@@ -41,10 +42,7 @@ def append_events(events_path: Path, secret: bytes, result: UpdateResult, *, now
     rows += [{"ts": now, "event": "delete", "file": file_id(secret, p)} for p in result.removed]
     if not rows:
         return 0
-    events_path.parent.mkdir(parents=True, exist_ok=True)
-    with open(events_path, "a", encoding="utf-8") as fh:
-        for row in rows:
-            fh.write(json.dumps(row, sort_keys=True) + "\n")
+    private_append(events_path, "".join(json.dumps(row, sort_keys=True) + "\n" for row in rows))
     return len(rows)
 
 

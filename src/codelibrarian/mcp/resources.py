@@ -57,7 +57,22 @@ def read_artifact(lib: Librarian, run_id: str, kind: str, name: str) -> str:
     if "/" in run_id or "/" in name or "\\" in name:
         raise UsageError("a run id or artifact name cannot contain '/'")
     path: Path = lib.resource(artifact_uri(run_id, kind, name))
-    return path.read_text(encoding="utf-8")
+    return _gated(lib, path.read_text(encoding="utf-8"), kind)
+
+
+def _gated(lib: Librarian, text: str, kind: str) -> str:
+    """The artifact through the secret gate (written gated; checked again on the way out).
+
+    A JSON document is cleaned value by value, so a redaction can never break it.
+    """
+    if not lib.gate.scan(text):
+        return text
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return lib.gate.clean(text, surface="mcp", kind=kind)
+    clean = lib.gate.clean_value(data, surface="mcp", kind=kind)
+    return json.dumps(clean, ensure_ascii=False, indent=2) + "\n"
 
 
 def runs_index(lib: Librarian) -> dict[str, Any]:

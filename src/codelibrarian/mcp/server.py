@@ -7,10 +7,15 @@ two threads at once. Before a tool that reads the index runs, the index is
 refreshed incrementally (changed files only), so a long-lived server never
 answers from a stale index.
 
-Errors: a :class:`~codelibrarian.errors.LibrarianError` becomes an MCP tool
-error whose text is the library's message and hint; arguments that fail the
-tool's JSON Schema become a tool error from the SDK; anything else becomes a
-tool error naming the exception type. In every case the server keeps serving.
+Errors: arguments are checked before a tool runs, against a model of the tool's
+parameters that refuses unknown names: a misnamed argument is an error that
+names the valid ones, and a bad value an error that names the argument and the
+rule (never pydantic's raw text, never the value). A
+:class:`~codelibrarian.errors.LibrarianError` becomes a tool error with the
+library's message and hint; anything else a tool error naming the exception
+type. Every error text is short (at most 600 characters), has the repository's
+path replaced by ``.`` and other absolute paths by ``<path>``, and passes the
+secret gate. In every case the server keeps serving.
 
 Output discipline: over stdio, stdout carries protocol messages only (the SDK
 diverts file descriptor 1 while it serves; the library never prints). Logs go
@@ -20,9 +25,11 @@ paths, arguments or content.
 
 from __future__ import annotations
 
+import difflib
 import functools
 import inspect
 import logging
+import re
 import sys
 import threading
 import time
@@ -40,8 +47,10 @@ from .tools import TOOLS
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
+    from pydantic import BaseModel
 
     from ..api import Librarian
+    from ..gate import SecretGate
 
 __all__ = ["LOOPBACK_HOSTS", "Transport", "build_server", "serve"]
 
@@ -52,8 +61,10 @@ _READS_INDEX = frozenset({"compose_context", "query_codebase", "build_context_pa
 #: tools that only read (MCP annotation hint)
 _READ_ONLY = frozenset({"query_codebase", "explain_decision", "plan", "advise"})
 
-#: longest error text returned to the client (about 500 tokens)
-_MAX_ERROR_CHARS = 2000
+#: longest error text returned to the client
+_MAX_ERROR_CHARS = 600
+#: an absolute path in an error text (POSIX or Windows)
+_ABS_PATH = re.compile(r"(?<![\w.:/])(?:/|[A-Za-z]:\\)[^\s'\"()<>:;,]+")
 
 logger = logging.getLogger("codelibrarian.mcp")
 
@@ -88,6 +99,10 @@ class _Runner:
         self.lib = lib
         self._lock: Any = None
 
+    def public(self, text: str) -> str:
+        """An error text as the client sees it (see the module docstring)."""
+        return public_message(text, self.lib.root, self.lib.gate)
+
     async def call(self, name: str, fn: Callable[..., str], kwargs: dict[str, Any]) -> str:
         import anyio
         import anyio.to_thread
@@ -103,10 +118,12 @@ class _Runner:
                 )
             except LibrarianError as exc:
                 logger.info("tool=%s error=%s ms=%d", name, exc.code, _ms(started))
-                raise ToolError(_clip(str(exc))) from None
+                raise ToolError(self.public(str(exc))) from None
             except Exception as exc:
                 logger.error("tool=%s crash=%s ms=%d", name, type(exc).__name__, _ms(started))
-                raise ToolError(_clip(f"{name} failed: {type(exc).__name__}: {exc}")) from None
+                raise ToolError(
+                    self.public(f"{name} failed: {type(exc).__name__}: {exc}")
+                ) from None
         logger.info("tool=%s ok chars=%d ms=%d", name, len(text), _ms(started))
         return text
 
@@ -116,9 +133,54 @@ class _Runner:
         return fn(self.lib, **kwargs)
 
 
-def _clip(message: str) -> str:
-    """Error texts are short, but an error must not flood the context either."""
-    return message if len(message) <= _MAX_ERROR_CHARS else message[:_MAX_ERROR_CHARS] + " [...]"
+def public_message(text: str, root: Path, gate: SecretGate) -> str:
+    """``text`` short, path-free and through the secret gate (an error leaves the server)."""
+    for form in {str(root), root.as_posix()}:
+        text = text.replace(form + "/", "").replace(form, ".")
+    home = str(Path.home())
+    if len(home) > 1:
+        text = text.replace(home, "~")
+    text = _ABS_PATH.sub("<path>", text)
+    text = gate.clean(text, surface="mcp", kind="error")
+    return text if len(text) <= _MAX_ERROR_CHARS else text[:_MAX_ERROR_CHARS] + " [...]"
+
+
+def argument_model(name: str, fn: Callable[..., str]) -> type[BaseModel]:
+    """A model of the tool's arguments that refuses names it does not know."""
+    from pydantic import ConfigDict, create_model
+
+    fields: dict[str, Any] = {}
+    for p in _tool_signature(fn).parameters.values():
+        default = ... if p.default is inspect.Parameter.empty else p.default
+        fields[p.name] = (p.annotation, default)
+    model: type[BaseModel] = create_model(
+        f"{name}_arguments", __config__=ConfigDict(extra="forbid"), **fields
+    )
+    return model
+
+
+def check_arguments(name: str, model: type[BaseModel], arguments: dict[str, Any]) -> str | None:
+    """None when ``arguments`` are valid, else a short message naming what is wrong."""
+    from pydantic import ValidationError
+
+    try:
+        model.model_validate(arguments)
+    except ValidationError as exc:
+        valid = list(model.model_fields)
+        problems: list[str] = []
+        for err in exc.errors()[:3]:
+            where = ".".join(str(p) for p in err["loc"])
+            top = str(err["loc"][0]) if err["loc"] else ""
+            if err["type"] == "extra_forbidden":
+                close = difflib.get_close_matches(top, valid, n=1, cutoff=0.6)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                problems.append(f"unknown argument {top!r}{hint}")
+            elif err["type"] == "missing":
+                problems.append(f"missing required argument {where!r}")
+            else:
+                problems.append(f"argument {where!r}: {err['msg']}")
+        return f"{name}: {'; '.join(problems)}. Valid arguments: {', '.join(valid)}."
+    return None
 
 
 def _ms(started: float) -> int:
@@ -132,6 +194,26 @@ def _tool_signature(fn: Callable[..., str]) -> inspect.Signature:
     return inspect.Signature(
         [p.replace(annotation=hints[p.name]) for p in params], return_annotation=str
     )
+
+
+def _server_class() -> type[MCPServer[Any]]:
+    """``MCPServer`` that checks a tool's arguments before the SDK does (see above)."""
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    class LibrarianServer(MCPServer[Any]):
+        validators: dict[str, type[BaseModel]]
+
+        async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+            model = self.validators.get(name)
+            if model is not None:
+                problem = check_arguments(name, model, dict(arguments or {}))
+                if problem is not None:
+                    logger.info("tool=%s error=invalid_arguments", name)
+                    raise ToolError(problem)
+            return await super().call_tool(name, arguments, context)
+
+    return LibrarianServer
 
 
 def _register_tool(srv: MCPServer[Any], runner: _Runner, name: str, fn: Callable[..., str]) -> None:
@@ -164,10 +246,10 @@ def _register_resources(srv: MCPServer[Any], lib: Librarian) -> None:
             text = res.read_artifact(lib, run_id, kind, name)
         except NotFound as exc:
             logger.info("resource=%s error=%s", kind, exc.code)
-            raise ResourceNotFoundError(str(exc)) from None
+            raise ResourceNotFoundError(public_message(str(exc), lib.root, lib.gate)) from None
         except LibrarianError as exc:
             logger.info("resource=%s error=%s", kind, exc.code)
-            raise ResourceError(str(exc)) from None
+            raise ResourceError(public_message(str(exc), lib.root, lib.gate)) from None
         except (OSError, ValueError) as exc:  # unreadable or undecodable: no path in the log
             logger.error("resource=%s crash=%s", kind, type(exc).__name__)
             raise ResourceError(f"cannot read the {kind} artifact: {type(exc).__name__}") from None
@@ -236,13 +318,12 @@ def build_server(
     importing this module stays cheap); run it with :func:`serve`, or connect an
     in-process ``mcp.Client(server)`` in tests.
     """
-    from mcp.server.mcpserver import MCPServer
 
     from ..api import Librarian
 
     _configure_logging(log_level)
     lib = Librarian(repo, config=config)
-    srv = MCPServer(
+    srv = _server_class()(
         "codelibrarian",
         title="codelibrarian",
         instructions=_INSTRUCTIONS,
@@ -250,9 +331,11 @@ def build_server(
         log_level="WARNING",
     )
     runner = _Runner(lib)
+    srv.validators = {}  # type: ignore[attr-defined]
     tools = {**TOOLS, **PLANNING_TOOLS}
     for name, fn in tools.items():
         _register_tool(srv, runner, name, fn)
+        srv.validators[name] = argument_model(name, fn)  # type: ignore[attr-defined]
     _register_resources(srv, lib)
     logger.info("server ready tools=%d", len(tools))
     return srv

@@ -8,8 +8,9 @@ answer as a JSON document and fits it under ``max_tokens`` with
 :func:`~codelibrarian.mcp.budget.fit_document` — a tool result never floods the
 agent's context.
 
-Library errors propagate; the server turns them into MCP tool errors carrying
-the library's message and hint.
+Every document passes the workspace's secret gate (``lib.gate``) before it is
+fitted and returned. Library errors propagate; the server turns them into short,
+path-free MCP tool errors.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from ..errors import BudgetInfeasible
 from ..tokens import Tokenizer, get_tokenizer
 from .budget import (
     MIN_MAX_TOKENS,
+    Reduction,
     drop_field,
     fit_document,
     render,
@@ -89,6 +91,21 @@ def _max_tokens(tool: str) -> Any:
 
 def _tokenizer(lib: Librarian, model: str | None) -> Tokenizer:
     return get_tokenizer(model or lib.config.compose.model)
+
+
+def _finish(
+    lib: Librarian,
+    tool: str,
+    doc: dict[str, Any],
+    *,
+    tokenizer: Tokenizer,
+    max_tokens: int,
+    reductions: list[Reduction],
+    essentials: tuple[str, ...],
+) -> str:
+    """``doc`` through the secret gate, then fitted under ``max_tokens``."""
+    clean = lib.gate.clean_value(doc, surface="mcp", kind=tool)
+    return fit_document(clean, tokenizer, max_tokens, reductions, essentials=essentials)
 
 
 # --------------------------------------------------------------------------- compose
@@ -174,6 +191,7 @@ def compose_context(
                 for a in result.artifacts
             ],
             "rejected": dict(sorted(reasons.items())),
+            **({"warnings": list(result.warnings)} if result.warnings else {}),
             "text": result.text,
         }
 
@@ -186,12 +204,14 @@ def compose_context(
         if smaller >= 16:
             with contextlib.suppress(BudgetInfeasible):  # else keep the first pack, cut below
                 doc = run(smaller)
-    return fit_document(
+    return _finish(
+        lib,
+        "compose_context",
         doc,
-        tok,
-        max_tokens,
-        [drop_field("rejected"), trim_list("artifacts"), trim_text("text")],
-        essentials=("decision_id", "pack_tokens"),
+        tokenizer=tok,
+        max_tokens=max_tokens,
+        reductions=[drop_field("rejected"), trim_list("artifacts"), trim_text("text")],
+        essentials=("decision_id", "warnings", "pack_tokens"),
     )
 
 
@@ -282,11 +302,13 @@ def query_codebase(
     if response is not None and response.summary:
         doc["summary"] = response.summary
     doc["degraded"] = [t.code for t in result.pipeline.traces]
-    return fit_document(
+    return _finish(
+        lib,
+        "query_codebase",
         doc,
-        tok,
-        max_tokens,
-        [
+        tokenizer=tok,
+        max_tokens=max_tokens,
+        reductions=[
             drop_field("degraded"),
             trim_nested_lists("results", "why"),
             trim_nested_lists("results", "code"),
@@ -378,11 +400,13 @@ def build_context_pack(
     if built.missing:
         doc["missing"] = list(built.missing)
     doc["pack"] = pack.model_dump(mode="json", by_alias=True)
-    return fit_document(
+    return _finish(
+        lib,
+        "build_context_pack",
         doc,
-        tok,
-        max_tokens,
-        [
+        tokenizer=tok,
+        max_tokens=max_tokens,
+        reductions=[
             drop_field("pack", "pack: left out (too large for max_tokens); read the uri"),
             trim_list("missing"),
             trim_list("refreshed"),
@@ -416,11 +440,13 @@ def explain_decision(
     vitals."""
     tok = _tokenizer(lib, model)
     doc = dict(lib.explain(decision_id))
-    return fit_document(
+    return _finish(
+        lib,
+        "explain_decision",
         doc,
-        tok,
-        max_tokens,
-        [
+        tokenizer=tok,
+        max_tokens=max_tokens,
+        reductions=[
             drop_field("vitals"),
             trim_list("rejected"),
             trim_list("excluded_by_policy"),
@@ -457,11 +483,13 @@ def index_status(
             "milliseconds": stats.milliseconds,
         }
     doc = {**lib.index_status().to_dict(), **doc}
-    return fit_document(
+    return _finish(
+        lib,
+        "index_status",
         doc,
-        _tokenizer(lib, None),
-        max_tokens,
-        [drop_field("languages")],
+        tokenizer=_tokenizer(lib, None),
+        max_tokens=max_tokens,
+        reductions=[drop_field("languages")],
         essentials=("indexed", "stale", "files"),
     )
 

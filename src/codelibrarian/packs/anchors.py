@@ -19,8 +19,9 @@ ref                      meaning
 Micro-summaries are at most three lines of at most 160 characters, made
 without a model: a definition's signature and the first line of its
 docstring; a module's top-level names and who imports it; a section's heading
-and first sentence; otherwise the span's first non-blank lines. Every line
-is scanned for secrets and redacted like pack content.
+and first sentence; otherwise the span's first non-blank lines. Every summary
+passes the secret gate, checked against its whole file (a summary line can be
+one line of a key body, or a signature cut short).
 
 ``distance`` measures how far an anchor is from the change surface (graph
 hops over imports and references for code and tests, 0 for the changed
@@ -35,11 +36,11 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..gate import SecretGate
 from ..index.records import Symbol
 from ..index.store import Storage
 from ..sources.base import term_set
 from ..workspace.files import content_hash
-from ..workspace.secrets import redact, scan_text
 from .bloat import clip_span, is_binary_file, log_too_long
 from .lcp import ANCHOR_KINDS, Anchor, MicroSummary
 
@@ -93,26 +94,37 @@ def _trim(line: str) -> str:
     return line if len(line) <= _LINE_CHARS else line[: _LINE_CHARS - 1] + "…"
 
 
-def clean_lines(lines: Iterable[str]) -> str:
+#: the gate of callers that bring none (default sensitive-path and secret rules)
+_DEFAULT_GATE = SecretGate()
+
+
+def clean_lines(
+    lines: Iterable[str], *, source: str | None = None, gate: SecretGate | None = None
+) -> str:
+    """At most three trimmed lines, through the secret gate (``source``: their file)."""
     out = [_trim(ln) for ln in lines if ln and ln.strip()][:3]
     text = "\n".join(out)
-    findings = scan_text(text)
-    return redact(text, findings) if findings else text
+    return (gate or _DEFAULT_GATE).clean(text, surface="lcp", kind="summary", source=source)
 
 
 class Navigator:
     """Reads files, symbols and hashes once, and turns spans into anchor drafts.
 
     ``is_sensitive`` is the policy engine's check: sensitive files never become
-    anchors and are never read.
+    anchors and are never read; ``gate`` the workspace's secret gate.
     """
 
     def __init__(
-        self, root: Path, store: Storage | None, is_sensitive: Callable[[str], bool]
+        self,
+        root: Path,
+        store: Storage | None,
+        is_sensitive: Callable[[str], bool],
+        gate: SecretGate | None = None,
     ) -> None:
         self.root = root
         self.store = store
         self.is_sensitive = is_sensitive
+        self.gate = gate or _DEFAULT_GATE
         self._texts: dict[str, str | None] = {}
         self._revs: dict[str, str | None] = {}
         self._symbols: dict[str, list[Symbol]] = {}
@@ -187,7 +199,7 @@ class Navigator:
         sig = sym.signature.strip() or f"{sym.kind} {sym.name}"
         head = f"in {sym.parent}: {sig}" if sym.parent else sig
         doc = (sym.doc or "").strip().splitlines()
-        return clean_lines([head, doc[0] if doc else "", extra])
+        return self.summarize(sym.path, [head, doc[0] if doc else "", extra])
 
     def module_summary(self, rel: str) -> str:
         top = [s for s in self.symbols(rel) if s.parent is None and not s.name.startswith("__")]
@@ -202,7 +214,7 @@ class Navigator:
             if text.startswith(_COMMENT) and text.strip(_MARKS):
                 lead = text.strip(_MARKS)
                 break
-        return clean_lines([first, lead, used if users else ""])
+        return self.summarize(rel, [first, lead, used if users else ""])
 
     def section_summary(self, rel: str, start: int, end: int) -> str:
         rows = self.lines(rel)[start - 1 : end]
@@ -212,11 +224,15 @@ class Navigator:
             "",
         )
         sentence = re.split(r"(?<=[.!?])\s", prose.strip(), maxsplit=1)[0] if prose else ""
-        return clean_lines([heading, sentence])
+        return self.summarize(rel, [heading, sentence])
 
     def span_summary(self, rel: str, start: int, end: int) -> str:
         rows = self.lines(rel)[start - 1 : end]
-        return clean_lines([r.strip() for r in rows if r.strip()][:2])
+        return self.summarize(rel, [r.strip() for r in rows if r.strip()][:2])
+
+    def summarize(self, rel: str, lines: Iterable[str]) -> str:
+        """``clean_lines`` checked against the secrets of ``rel``'s whole text."""
+        return clean_lines(lines, source=self.text(rel), gate=self.gate)
 
     def summary_for(self, kind: str, rel: str, ref: str, start: int, end: int) -> str:
         """The deterministic micro-summary for an anchor (used by make and refresh)."""

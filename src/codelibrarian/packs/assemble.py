@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ..composer.types import Candidate
 from ..errors import BudgetInfeasible, LibrarianError
+from ..gate import SecretGate
 from ..index.store import Storage
 from ..tokens import Tokenizer
 from ..workspace.git import FileDiff
@@ -80,6 +81,7 @@ class PackEnv:
     decisions: tuple[tuple[str, str], ...]
     redacted_artifacts: int
     is_sensitive: Callable[[str], bool]
+    gate: SecretGate | None = None
 
 
 def _fix_point(
@@ -307,7 +309,7 @@ def _materialize(drafts: Sequence[AnchorDraft]) -> tuple[list[Anchor], list[Micr
 
 def assemble_pack(req: PackRequest, env: PackEnv) -> tuple[LocalContextPack, str]:
     """Climb the ladder and return the finished pack and its exact file text."""
-    nav = Navigator(env.root, env.store, env.is_sensitive)
+    nav = Navigator(env.root, env.store, env.is_sensitive, env.gate)
     provisional = _provisional(len(_criteria(req)))
 
     def build(drafts: Sequence[AnchorDraft], ladder: LadderRecord, te: int) -> LocalContextPack:
@@ -374,6 +376,7 @@ def refresh_pack(
     store: Storage | None,
     tokenizer: Tokenizer,
     is_sensitive: Callable[[str], bool],
+    gate: SecretGate | None = None,
 ) -> tuple[LocalContextPack, str, tuple[str, ...], tuple[str, ...]]:
     """Re-fetch the anchors whose file hash changed; returns (pack, text, refreshed, missing).
 
@@ -381,7 +384,7 @@ def refresh_pack(
     anchors are dropped from the end of the pack order (the furthest of the
     last kind first) and counted in ``ladder.dropped_over_budget``.
     """
-    nav = Navigator(root, store, is_sensitive)
+    nav = Navigator(root, store, is_sensitive, gate)
     result = refresh_anchors(nav, pack.anchors, pack.micro_summaries)
     anchors = list(result.anchors)
     dropped = pack.ladder.dropped_over_budget

@@ -23,7 +23,7 @@ from ..composer.scoring import score
 from ..composer.types import Candidate
 from ..sources.ranking import is_test_path
 from ..workspace.git import FileDiff
-from .anchors import UNREACHABLE, AnchorDraft, Navigator, clean_lines, qualname
+from .anchors import UNREACHABLE, AnchorDraft, Navigator, qualname
 
 __all__ = ["KIND_DISTANCE", "LadderInput", "Rungs"]
 
@@ -181,7 +181,7 @@ class Rungs:
                         distance=0,
                         score=score(cand),
                         focus=focus,
-                        summary=_summary(change, f"+ {first}" if first else ""),
+                        summary=self.nav.summarize(path, [change, f"+ {first}" if first else ""]),
                     )
                 )
         for path in sorted(set(self.inp.explicit_files) - set(self.changed)):
@@ -362,7 +362,7 @@ class Rungs:
                     rung=5,
                     distance=KIND_DISTANCE["decision"],
                     score=score(cand),
-                    summary=_summary(*text[:3]),
+                    summary=self.nav.summarize(rel, text[:3]),
                 )
             )
         return out
@@ -385,7 +385,3 @@ class Rungs:
                 draft = replace(draft, kind="artifact", distance=KIND_DISTANCE["artifact"])
             out.append(draft)
         return out
-
-
-def _summary(*lines: str) -> str:
-    return clean_lines(lines)

@@ -21,7 +21,6 @@ import datetime as dt
 import fcntl
 import os
 import re
-import secrets
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -30,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..composer.determinism import digest
 from ..errors import NotFound, UsageError
 from ..workspace.files import content_hash
+from ..workspace.private import private_dir, private_write
 from ..workspace.state import State
 from .budgets import check_agent
 from .lcp import LocalContextPack, dump_model, dump_pack, parse_model, parse_pack
@@ -94,14 +94,7 @@ class RunSummary(BaseModel):
 
 
 def _atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(path)
-    finally:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
+    private_write(path, text)
 
 
 class RunStore:
@@ -160,8 +153,9 @@ class RunStore:
     def locked(self, run_id: str) -> Iterator[None]:
         """Serialize read-modify-write of a run's memory and journal across processes."""
         folder = self.run_dir(run_id)
-        folder.mkdir(parents=True, exist_ok=True)
-        with open(folder / ".lock", "a+b") as fh:
+        private_dir(folder)
+        fd = os.open(folder / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+        with os.fdopen(fd, "a+b") as fh:
             fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
             try:
                 yield

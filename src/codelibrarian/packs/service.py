@@ -15,7 +15,6 @@ hash changed.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..composer.determinism import digest
 from ..errors import NotFound
+from ..service.workspace import check_text, now_or
 from ..tokens import get_tokenizer
 from ..trigger import Trigger
 from ..workspace.git import head_commit, is_git_repo, working_diff
@@ -202,11 +202,14 @@ def make_pack(
         check_scope(scope)
     if capability is not None:
         check_capability(capability)
-    goal = " ".join(goal.split())
-    acceptance = _norm(acceptance)
-    constraints = _norm(constraints)
     lib = composer.ws
-    now = int(time.time()) if as_of is None else int(as_of)
+    gate = lib.gate
+    # what the caller wrote is stored (the pack, the journal) and shown to agents
+    goal = gate.clean(" ".join(check_text(goal, "task").split()), surface="lcp", kind="goal")
+    acceptance = gate.clean_many(_norm(acceptance), surface="lcp", kind="acceptance")
+    constraints = gate.clean_many(_norm(constraints), surface="lcp", kind="constraint")
+    now = now_or(as_of)
+    files = lib.resolve_files(files)
     store = RunStore(lib.state)
     run = run_id or new_run_id(now, f"{agent}\n{goal}")
     lib.state.ensure()
@@ -220,6 +223,7 @@ def make_pack(
                 store=lib.open_store(),
                 tokenizer=get_tokenizer(existing.model),
                 is_sensitive=lib.is_sensitive,
+                gate=lib.gate,
             )
             path = store.write_pack(new)
             result = PackResult(new, text, path, store.uri(path), False, refreshed, missing)
@@ -273,6 +277,7 @@ def make_pack(
         decisions=_decisions(store, run, agent),
         redacted_artifacts=len(prep.outcome.redactions),
         is_sensitive=lib.is_sensitive,
+        gate=lib.gate,
     )
     request = PackRequest(
         agent=agent,
@@ -309,12 +314,16 @@ def make_handoff(
     """Write the ``source -> target`` handoff package of a run and journal it."""
     check_agent(source)
     check_agent(target)
+    gate = lib.gate
+    notes = gate.clean_many(_norm(notes), surface="handoff", kind="note")
+    risks = gate.clean_many(_norm(risks), surface="handoff", kind="risk")
+    evidence = gate.clean_many(_norm(evidence), surface="handoff", kind="evidence")
     store = RunStore(lib.state)
     if not store.exists(run_id):
         raise NotFound(
             f"no run {run_id!r}", hint="Start it with `librarian pack --agent A --task ...`."
         )
-    now = int(time.time()) if as_of is None else int(as_of)
+    now = now_or(as_of)
     pack = store.read_pack(run_id, source) if store.has_pack(run_id, source) else None
     is_git = is_git_repo(lib.root)
     changes = [

@@ -25,6 +25,7 @@ from ..composer.cache import (
 )
 from ..composer.pipeline import Composition
 from ..errors import UsageError
+from ..workspace.private import private_dir
 
 __all__ = ["DiskCache", "TieredCache"]
 
@@ -35,13 +36,19 @@ class DiskCache:
     """Compositions by cache key under ``directory`` (created on first write)."""
 
     def __init__(
-        self, directory: Path, *, ttl_seconds: int = DEFAULT_TTL_SECONDS, max_entries: int = 512
+        self,
+        directory: Path,
+        *,
+        ttl_seconds: int = DEFAULT_TTL_SECONDS,
+        max_entries: int = 512,
+        max_bytes: int = 64 * 1024 * 1024,
     ) -> None:
-        if ttl_seconds <= 0 or max_entries <= 0:
-            raise UsageError("disk cache ttl_seconds and max_entries must be positive")
+        if ttl_seconds <= 0 or max_entries <= 0 or max_bytes <= 0:
+            raise UsageError("disk cache ttl_seconds, max_entries and max_bytes must be positive")
         self.directory = Path(directory)
         self._ttl = ttl_seconds
         self._max = max_entries
+        self._max_bytes = max_bytes
 
     def _path(self, key: str) -> Path:
         if not key or not all(ch.isalnum() or ch in "-_" for ch in key):
@@ -87,7 +94,7 @@ class DiskCache:
         self, key: str, value: Composition, *, now: int, workspace_fingerprint: str = ""
     ) -> None:
         path = self._path(key)
-        self.directory.mkdir(parents=True, exist_ok=True)
+        private_dir(self.directory)
         payload = {
             "composer_version": COMPOSER_VERSION,
             "workspace_fingerprint": workspace_fingerprint,
@@ -102,7 +109,7 @@ class DiskCache:
         except BaseException:
             Path(tmp).unlink(missing_ok=True)
             raise
-        self._prune()
+        self._prune(now)
 
     def _entries(self) -> list[Path]:
         if not self.directory.is_dir():
@@ -111,14 +118,25 @@ class DiskCache:
             p for p in self.directory.iterdir() if p.suffix == _SUFFIX and p.name[0] != "."
         )
 
-    def _prune(self) -> None:
-        entries = self._entries()
-        if len(entries) <= self._max:
-            return
-        stamped = [(self._last_used(p) or -1, p.name, p) for p in entries]
+    def _prune(self, now: int) -> None:
+        """Expired entries, then the least recently used until within both caps."""
+        stamped: list[tuple[int, str, int, Path]] = []
+        for p in self._entries():
+            try:
+                st = p.stat()
+            except OSError:
+                continue
+            used = st.st_mtime_ns // 1_000_000_000
+            if now - used >= self._ttl:
+                p.unlink(missing_ok=True)
+                continue
+            stamped.append((used, p.name, st.st_size, p))
         stamped.sort()
-        for _, _, path in stamped[: len(stamped) - self._max]:
+        total = sum(row[2] for row in stamped)
+        while stamped and (len(stamped) > self._max or total > self._max_bytes):
+            _, _, size, path = stamped.pop(0)
             path.unlink(missing_ok=True)
+            total -= size
 
     def invalidate(
         self, trigger: str, *, now: int = 0, workspace_fingerprint: str | None = None

@@ -17,6 +17,7 @@ from typing import Any
 
 from ..composer.determinism import canonical_json
 from ..errors import NotFound, UsageError
+from ..workspace.private import private_append
 
 __all__ = ["RECORD_FIELDS", "DecisionLog"]
 
@@ -67,11 +68,8 @@ class DecisionLog:
         if not isinstance(record.get("id"), str) or not isinstance(record.get("as_of"), int):
             raise UsageError("decision record needs a string id and an integer as_of")
         day = _dt.datetime.fromtimestamp(record["as_of"], tz=_dt.UTC).strftime("%Y-%m-%d")
-        self.directory.mkdir(parents=True, exist_ok=True)
         path = self.directory / f"{day}.jsonl"
-        line = canonical_json(dict(record)) + "\n"
-        with open(path, "a", encoding="utf-8") as handle:
-            handle.write(line)
+        private_append(path, canonical_json(dict(record)) + "\n")
         return path
 
     def _files(self) -> list[Path]:

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ProviderCallFailed
+from ..workspace.private import private_write
 from .clients.base import ChatMessage, LlmClient
 
 __all__ = [
@@ -373,10 +374,7 @@ class QualificationStore:
     def save(self, result: QualificationResult) -> None:
         data = self._read()
         data[f"{result.provider}/{result.model}"] = result.to_dict()
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-        tmp.replace(self.path)
+        private_write(self.path, json.dumps(data, indent=2, sort_keys=True) + "\n")
 
     def get(self, provider: str, model: str) -> Mapping[str, Any] | None:
         entry = self._read().get(f"{provider}/{model}")

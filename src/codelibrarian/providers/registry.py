@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..errors import UsageError
+from ..workspace.private import private_write
 from .types import (
     DiscoveredProvider,
     ProbeContext,
@@ -357,10 +358,7 @@ class ProviderRegistry:
             "last_known_good": dict(sorted(lkg.items())),
         }
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(".json.tmp")
-            tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-            tmp.replace(path)
+            private_write(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
         except OSError:
             return  # a read-only state dir costs the cache, not discovery
 

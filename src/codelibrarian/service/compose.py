@@ -28,16 +28,18 @@ from ..composer import replay as replay_record
 from ..composer.types import Format
 from ..config import LANES, BudgetConfig, LaneBudget
 from ..errors import NotFound, UsageError
+from ..gate import GateDecision, RedactionLog, SecretGate
 from ..persist import DecisionLog, DiskCache, TieredCache
 from ..policy_engine import PolicyOutcome
 from ..sources import SourceContext
 from ..sources.local import changed_line_count
-from ..tokens import Tokenizer, get_tokenizer
+from ..tokens import Tokenizer, encoding_for_model, get_tokenizer, is_known_model
 from ..trigger import Trigger
 from ..vitals import VitalsSnapshot, measure, relevance_delta
 from ..workspace.git import FileDiff
+from ..workspace.private import private_write
 from .results import ComposeResult, PackedArtifact, RejectedArtifact, ReplayResult
-from .workspace import WorkspaceSession, now_or
+from .workspace import WorkspaceSession, check_text, now_or
 
 __all__ = [
     "FORMATS",
@@ -48,6 +50,8 @@ __all__ = [
 ]
 
 FORMATS: tuple[str, ...] = ("markdown", "xml", "json", "plain")
+#: the largest budget accepted (no model reads more than this in one context)
+MAX_BUDGET = 10_000_000
 #: lanes that may take the budget other lanes cannot use
 _ELASTIC = ("retrieved", "structure")
 _DEFAULT_TOTAL = 8000
@@ -101,6 +105,8 @@ class Gathered:
     vitals: VitalsSnapshot
     changes: tuple[FileDiff, ...]
     store: Any
+    #: a candidate's whole file, for the secret gate (None: sensitive, missing, binary)
+    read: Callable[[str], str | None] = lambda _path: None
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,15 +157,37 @@ class ComposeService:
         total = config.budget.total_tokens if budget is None else int(budget)
         if total <= 0:
             raise UsageError("the budget must be a positive number of tokens")
+        if total > MAX_BUDGET:
+            raise UsageError(
+                f"the budget must be at most {MAX_BUDGET:,} tokens (got {total:,})",
+                hint="No model reads more; ask for less.",
+            )
+        task = check_text(task, "task")
         model = model or config.compose.model
         now = now_or(as_of)
-        readiness = self.ws.ensure_index(refresh=refresh, progress=progress, task=task, files=files)
+        explicit = self.ws.resolve_files(files)
+        readiness = self.ws.ensure_index(
+            refresh=refresh, progress=progress, task=task, files=explicit
+        )
+        warnings = list(self.ws.file_warnings(explicit, self.ws.open_store()))
+        if not is_known_model(model):
+            encoding, factor = encoding_for_model(model)
+            warnings.append(
+                f"unknown model {model!r}: tokens are counted with {encoding} times "
+                f"{factor / 1000:g} (the largest safety factor); name a known model to count "
+                "exactly (docs/tokenizers.md)"
+            )
+        intake = RedactionLog()
+        gate = self.ws.gate
+        task = gate.clean(task, surface="trigger", kind="task", log=intake)
+        if diff_text is not None:
+            diff_text = gate.clean_diff(diff_text, surface="trigger", log=intake)
         is_git = self.ws.is_git()
         trigger = Trigger.create(
             task,
             as_of=now,
             event=event,
-            files=files,
+            files=explicit,
             base=base,
             diff_text=diff_text,
             no_change=not is_git and diff_text is None,
@@ -174,6 +202,8 @@ class ComposeService:
             use_cache=use_cache and record,
             record=record,
             reveal=reveal,
+            warnings=tuple(warnings),
+            intake=tuple(intake.decisions),
         )
         degraded = readiness.degradations()
         return replace(result, degraded=degraded) if degraded else result
@@ -210,19 +240,27 @@ class ComposeService:
         candidates: list[Candidate] = []
         for source in ws.sources():
             candidates.extend(source.gather(ctx))
+        indexed = frozenset(ctx.files)
+
+        def read(path: str) -> str | None:
+            if path not in indexed or ws.is_sensitive(path):
+                return None
+            return ctx.read(path)
+
         adjusted = []
         for cand in candidates:
             delta = relevance_delta(vitals, lane=cand.lane, recency_bucket=cand.recency_bucket)
             adjusted.append(
                 replace(cand, relevance=min(1000, cand.relevance + delta)) if delta else cand
             )
-        return Gathered(tuple(adjusted), vitals, changes, store)
+        return Gathered(tuple(adjusted), vitals, changes, store, read)
 
     def prepare(self, trigger: Trigger, total: int) -> Prepared:
         """Gather, apply the policy engine, shape the budget and build the context."""
         gathered = self.gather(trigger, total)
         config = self.ws.config
-        outcome = self.ws.policy.apply(gathered.candidates, budget=total)
+        outcome = self.ws.policy.apply(gathered.candidates, budget=total, read=gathered.read)
+        self.ws.save_scans()
         excluded = {ident for ident, _ in outcome.excluded_rules}
         available: dict[str, int] = dict.fromkeys(LANES, 0)
         for c in outcome.candidates:
@@ -265,12 +303,20 @@ class ComposeService:
         use_cache: bool,
         record: bool,
         reveal: bool,
+        warnings: tuple[str, ...] = (),
+        intake: tuple[GateDecision, ...] = (),
     ) -> ComposeResult:
         """Compose ``trigger`` under ``total``; record the decision when ``record``."""
         state = self.ws.state
         tokenizer = get_tokenizer(trigger.model)
         prep = self.prepare(trigger, total)
-        cache = TieredCache(self._memory, DiskCache(state.cache_dir)) if use_cache else None
+        caps = self.ws.config.state
+        disk = DiskCache(
+            state.cache_dir,
+            max_entries=caps.cache_max_entries,
+            max_bytes=caps.cache_max_mb * 1024 * 1024,
+        )
+        cache = TieredCache(self._memory, disk) if use_cache else None
         render_fmt: Format = "markdown" if fmt == "json" else cast(Format, fmt)
         composition = compose(
             list(prep.candidates),
@@ -281,10 +327,13 @@ class ComposeService:
             fmt=render_fmt,
             cache=cache,
         )
+        text, swept = _sweep(self.ws.gate, composition.text, tokenizer, total)
         decision_id: str | None = None
         if record:
+            self.ws.bound_state()  # first, so an expired day log is not kept alive by this one
             DecisionLog(state.decisions_dir).append(composition.record)
             decision_id = composition.decision_id
+        warnings = (*warnings, *_empty_pack_warning(composition, prep, total))
         result = _result(
             composition=composition,
             candidates=prep.candidates,
@@ -295,9 +344,13 @@ class ComposeService:
             fmt=fmt,
             decision_id=decision_id,
             reveal=reveal,
+            text=text,
+            warnings=warnings,
+            intake=(*intake, *swept),
         )
         if decision_id is not None:
             self._write_sidecar(decision_id, trigger, total=total, fmt=fmt, files=result.files)
+            self.ws.bound_state()  # and after, so the folder ends within its size cap
         return result
 
     # ------------------------------------------------------ explain, replay
@@ -316,16 +369,14 @@ class ComposeService:
         folder; the history lane reads earlier ones as decision snapshots.
         """
         path = self._sidecar_path(decision_id)
-        path.parent.mkdir(parents=True, exist_ok=True)
         data = {
-            "trigger": trigger.to_dict(),
+            "trigger": trigger.to_dict(),  # task and diff passed the secret gate at intake
             "budget": total,
             "format": fmt,
             "files": list(files),
         }
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(data, sort_keys=True) + "\n", encoding="utf-8")
-        tmp.replace(path)
+        data = self.ws.gate.clean_value(data, surface="sidecar")
+        private_write(path, json.dumps(data, sort_keys=True) + "\n")
 
     def decision(self, decision_id: str) -> dict[str, Any]:
         """The decision record (ids, kinds, lanes, counts, digests; no paths or content)."""
@@ -399,6 +450,9 @@ def _result(
     fmt: str,
     decision_id: str | None,
     reveal: bool,
+    text: str,
+    warnings: tuple[str, ...],
+    intake: tuple[GateDecision, ...],
 ) -> ComposeResult:
     """The composition as the facade returns it: packed artifacts with local paths,
     rejected ones with reasons (paths only when ``reveal``, never for sensitive files)."""
@@ -436,7 +490,7 @@ def _result(
             RejectedArtifact(v.id, v.kind, v.lane, v.token_estimate, v.reason, v.detail, path)
         )
     return ComposeResult(
-        text=composition.text,
+        text=text,
         format=fmt,
         tokens=composition.tokens,
         budget=composition.budget,
@@ -452,4 +506,39 @@ def _result(
         trigger=trigger,
         explanation=composition.explanation,
         candidate_count=len(candidates),
+        warnings=warnings,
+        intake_redactions=intake,
+    )
+
+
+def _sweep(
+    gate: SecretGate, text: str, tokenizer: Tokenizer, budget: int
+) -> tuple[str, tuple[GateDecision, ...]]:
+    """The rendered pack through the gate once more (a safety net: candidates were
+    cleaned before selection, so this finds nothing unless a renderer added a secret).
+
+    A redaction could make the text longer in tokens; whole lines are then dropped
+    from the end until it fits the budget again.
+    """
+    log = RedactionLog()
+    clean = gate.clean(text, surface="pack", kind="rendered", log=log)
+    if not log.decisions:
+        return text, ()
+    while clean and tokenizer.count(clean) > budget:
+        clean = clean[: clean.rstrip("\n").rfind("\n") + 1]
+    return clean, tuple(log.decisions)
+
+
+def _empty_pack_warning(composition: Composition, prep: Prepared, total: int) -> tuple[str, ...]:
+    """A warning when nothing was selected, saying why and what to do."""
+    if composition.rendered:
+        return ()
+    excluded = {ident for ident, _ in prep.outcome.excluded_rules}
+    sizes = [c.token_estimate for c in prep.candidates if c.id not in excluded]
+    if not sizes:
+        return ("the pack is empty: nothing in the workspace matched (is the index empty?)",)
+    return (
+        f"the pack is empty: a budget of {total} tokens is too small for any of the "
+        f"{len(sizes)} candidates (the smallest needs about {min(sizes)} tokens); "
+        "raise the budget",
     )

@@ -302,6 +302,59 @@ def _check_state(report: DoctorReport, root: Path) -> None:
     report.sections["state"] = info
 
 
+def _check_bounds(report: DoctorReport, root: Path, config: Config | None) -> None:
+    """How much the state folder holds against its ``[state]`` caps, and private modes."""
+    from ..config import StateConfig
+    from ..persist.bounds import usage
+    from ..workspace.private import loose_modes
+
+    state = State(root)
+    if not state.exists():
+        return
+    caps = config.state if config is not None else StateConfig()
+    mib = 1024 * 1024
+    cache = usage(state.cache_dir)
+    decisions = usage(state.decisions_dir)
+    loose = loose_modes(state.dir)
+    report.sections["state_size"] = {
+        "cache": {
+            **cache.to_dict(),
+            "max_bytes": caps.cache_max_mb * mib,
+            "max_entries": caps.cache_max_entries,
+        },
+        "decisions": {
+            **decisions.to_dict(),
+            "max_bytes": caps.decisions_max_mb * mib,
+            "max_age_days": caps.decisions_max_age_days,
+        },
+        "not_private": len(loose),
+    }
+    if cache.bytes > caps.cache_max_mb * mib or cache.files > caps.cache_max_entries:
+        report.problem(
+            "state",
+            "warning",
+            f"the composition cache holds {cache.files} entries, {cache.bytes // mib} MiB: over "
+            f"its cap ([state] cache_max_mb = {caps.cache_max_mb}, "
+            f"cache_max_entries = {caps.cache_max_entries}).",
+            "It is trimmed on the next compose; or delete .librarian/cache.",
+        )
+    if decisions.bytes > caps.decisions_max_mb * mib:
+        report.problem(
+            "state",
+            "warning",
+            f"decision records take {decisions.bytes // mib} MiB: over their cap "
+            f"([state] decisions_max_mb = {caps.decisions_max_mb}).",
+            "The oldest are evicted on the next compose.",
+        )
+    if loose:
+        report.problem(
+            "state",
+            "warning",
+            f"{len(loose)} file(s) or folder(s) in {state.dir} are readable by others.",
+            "Run `librarian init`: it makes them private (files 0600, folders 0700).",
+        )
+
+
 def _check_index(report: DoctorReport, root: Path, config: Config | None) -> None:
     """The index: sound (``PRAGMA integrity_check``), who writes it, how far it got."""
     from ..index.blobcache import BlobCache
@@ -364,5 +417,6 @@ def run_doctor(root: Path) -> DoctorReport:
     config = _check_config(report, root)
     _check_git(report, root)
     _check_state(report, root)
+    _check_bounds(report, root, config)
     _check_index(report, root, config)
     return report

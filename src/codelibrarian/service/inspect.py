@@ -4,13 +4,16 @@ counts, the repository map, and setting up ``.librarian/`` (``init``)."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from ..tokens import encoding_for_model, get_tokenizer
+from ..errors import LibrarianError
+from ..gate import RedactionLog
+from ..tokens import Tokenizer, encoding_for_model, get_tokenizer
 from ..workspace.files import ScanResult, read_text, scan_workspace
 from ..workspace.git import head_commit, is_git_repo
+from ..workspace.private import harden
 from ..workspace.state import SCHEMA_VERSION
 from .workspace import WorkspaceSession
 
@@ -21,6 +24,7 @@ __all__ = [
     "TokenCounts",
     "count_tokens",
     "edge_counts",
+    "gated_map",
     "index_status",
     "init_state",
     "repo_map",
@@ -127,12 +131,14 @@ def edge_counts(root: Path) -> dict[str, int]:
 
 @dataclass(frozen=True, slots=True)
 class RepoMap:
-    """The ranked repository map as rendered under a budget."""
+    """The ranked repository map as rendered under a budget (through the secret gate:
+    sensitive files left out, secrets in signatures redacted; ``redactions`` counts them)."""
 
     text: str
     budget: int
     tokens: int
     tokenizer: str
+    redactions: dict[str, Any] = field(default_factory=dict)
 
     @property
     def files(self) -> tuple[str, ...]:
@@ -142,15 +148,46 @@ class RepoMap:
         )
 
 
-def repo_map(root: Path, budget: int, model: str | None) -> RepoMap:
-    """The ranked map of the existing index under ``budget`` tokens (read-only)."""
+def gated_map(
+    ws: WorkspaceSession,
+    store: Any,
+    tokenizer: Tokenizer,
+    budget: int,
+    log: RedactionLog | None = None,
+) -> str:
+    """The ranked map under ``budget``, through the workspace's secret gate: sensitive
+    files left out, each shown signature checked against its whole file."""
     from ..index.repomap import render_map
+
+    gate = ws.gate
+    sources: dict[str, str | None] = {}
+
+    def source(path: str) -> str | None:
+        if path not in sources:
+            try:
+                sources[path] = read_text(ws.root, path)[0]
+            except LibrarianError:
+                sources[path] = None
+        return sources[path]
+
+    def clean(path: str, signature: str) -> str:
+        return gate.clean(signature, surface="map", kind="signature", source=source(path), log=log)
+
+    return render_map(
+        store, tokenizer, budget, keep=lambda p: not gate.is_sensitive(p), clean=clean
+    )
+
+
+def repo_map(ws: WorkspaceSession, budget: int, model: str | None) -> RepoMap:
+    """The ranked map of the existing index under ``budget`` tokens (read-only)."""
     from ..index.store import open_store
 
     tokenizer = get_tokenizer(model)
-    with open_store(root, readonly=True) as store:
-        text = render_map(store, tokenizer, budget)
-    return RepoMap(text, budget, tokenizer.count(text), tokenizer.name)
+    log = RedactionLog()
+    with open_store(ws.root, readonly=True) as store:
+        text = gated_map(ws, store, tokenizer, budget, log)
+    ws.save_scans()
+    return RepoMap(text, budget, tokenizer.count(text), tokenizer.name, log.summary())
 
 
 @dataclass(frozen=True, slots=True)
@@ -180,6 +217,7 @@ def init_state(ws: WorkspaceSession) -> InitResult:
     existed = state.exists() and state.secret_path.exists()
     state.ensure()
     state.secret()
+    harden(state.dir)  # files 0600, folders 0700, whatever wrote them
     return InitResult(
         ws.root, state.dir, not existed, SCHEMA_VERSION, ws.config.source or "defaults"
     )

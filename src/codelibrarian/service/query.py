@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
-from ..errors import UnverifiedByTrace, UsageError
-from .workspace import WorkspaceSession, now_or
+from ..errors import LibrarianError, UnverifiedByTrace, UsageError
+from ..gate import RedactionLog
+from ..workspace.files import read_text
+from .workspace import WorkspaceSession, check_text, now_or
 
 if TYPE_CHECKING:
     from ..query.pipeline import PipelineResult
@@ -46,6 +48,8 @@ class QueryResult:
 
     pipeline: PipelineResult
     snippets: tuple[CodeSnippet, ...] = ()
+    #: what the secret gate redacted (intent, snippets, summary): counts only
+    redactions: dict[str, Any] = field(default_factory=dict)
 
     @property
     def status(self) -> str:
@@ -72,7 +76,11 @@ class QueryResult:
         return None
 
     def to_dict(self) -> dict[str, Any]:
-        return {**self.pipeline.to_dict(), "snippets": [s.to_dict() for s in self.snippets]}
+        return {
+            **self.pipeline.to_dict(),
+            "snippets": [s.to_dict() for s in self.snippets],
+            "redactions": dict(self.redactions),
+        }
 
 
 def run_query(
@@ -103,6 +111,10 @@ def run_query(
         raise UsageError("limit must be at least 1", hint="Ask for 10 files, say.")
     if budget is not None and budget < 1:
         raise UsageError("the budget must be a positive number of tokens")
+    when = now_or(as_of)
+    log = RedactionLog()
+    # the intent is echoed (query id, terms, reasons) and may go to an LLM provider
+    intent = ws.gate.clean(check_text(intent, "intent"), surface="query", kind="intent", log=log)
     store = None
     degraded: tuple[UnverifiedByTrace, ...] = ()
     if build:
@@ -118,28 +130,37 @@ def run_query(
             depth=depth,
             limit=limit,
             budget=budget,
-            as_of=now_or(as_of),
+            as_of=when,
             reporter=reporter,
             cancel=cancel,
         )
+    if result.response is not None and result.response.summary:
+        summary = ws.gate.clean(result.response.summary, surface="query", kind="summary", log=log)
+        result = replace(result, response=replace(result.response, summary=summary))
     if degraded:  # recorded with the pipeline's own degradations (P23)
         result = replace(result, traces=result.traces + degraded)
-    snippets = _snippets(ws, result) if with_code else ()
-    return QueryResult(result, snippets)
+    snippets = _snippets(ws, result, log) if with_code else ()
+    ws.save_scans()
+    return QueryResult(result, snippets, log.summary())
 
 
-def _snippets(ws: WorkspaceSession, result: PipelineResult) -> tuple[CodeSnippet, ...]:
-    """The text of every cited chunk, secrets redacted, sensitive files left out."""
-    from ..workspace.secrets import redact, scan_text
-
+def _snippets(
+    ws: WorkspaceSession, result: PipelineResult, log: RedactionLog
+) -> tuple[CodeSnippet, ...]:
+    """The text of every cited chunk through the secret gate (checked against its whole
+    file, so a chunk boundary cannot cut a key in two), sensitive files left out."""
     if result.response is None:
         return ()
     store = ws.open_store()
     out: list[CodeSnippet] = []
     seen: set[int] = set()
     for pack in result.response.packs:
-        if ws.is_sensitive(pack.path):
+        if not ws.gate.admit(pack.path, log=log, surface="query", kind="snippet"):
             continue
+        try:
+            source: str | None = read_text(ws.root, pack.path)[0]
+        except LibrarianError:
+            source = None
         for cite in pack.citations:
             if cite.chunk_id in seen:
                 continue
@@ -148,7 +169,16 @@ def _snippets(ws: WorkspaceSession, result: PipelineResult) -> tuple[CodeSnippet
                 text = store.chunk(cite.chunk_id).text
             except (KeyError, LookupError):
                 continue
-            findings = scan_text(text)
+            local = RedactionLog()
+            clean = ws.gate.clean(
+                text,
+                surface="query",
+                kind="snippet",
+                id=str(cite.chunk_id),
+                source=source,
+                log=local,
+            )
+            log.decisions.extend(local.decisions)
             out.append(
                 CodeSnippet(
                     chunk_id=cite.chunk_id,
@@ -156,8 +186,8 @@ def _snippets(ws: WorkspaceSession, result: PipelineResult) -> tuple[CodeSnippet
                     start_line=cite.start_line,
                     end_line=cite.end_line,
                     symbol=cite.symbol,
-                    text=redact(text, findings) if findings else text,
-                    redacted_spans=len(findings),
+                    text=clean,
+                    redacted_spans=local.spans,
                 )
             )
     return tuple(out)

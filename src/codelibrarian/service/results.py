@@ -10,6 +10,7 @@ from ..composer import Explanation
 from ..config import LANES
 from ..errors import UnverifiedByTrace
 from ..explain_view import render_terminal
+from ..gate import GateDecision
 from ..policy_engine import Redaction
 from ..trigger import Trigger
 from ..vitals import VitalsSnapshot
@@ -91,6 +92,10 @@ class ComposeResult:
     trigger: Trigger
     explanation: Explanation = field(repr=False)
     candidate_count: int = 0
+    #: what the caller should know: an empty pack, an unknown model, a file left out
+    warnings: tuple[str, ...] = ()
+    #: redactions of the task and diff as they came in, and of the rendered text
+    intake_redactions: tuple[GateDecision, ...] = ()
     #: what was not available (P23): a partial index, an index rebuilt on the way
     degraded: tuple[UnverifiedByTrace, ...] = ()
 
@@ -133,6 +138,8 @@ class ComposeResult:
             "artifacts": [a.to_dict() for a in self.artifacts],
             "rejected": [r.to_dict() for r in self.rejected],
             "redactions": [r.to_dict() for r in self.redactions],
+            "intake_redactions": [d.to_dict() for d in self.intake_redactions],
+            "warnings": list(self.warnings),
             "vitals": self.vitals.to_dict(),
             "degraded": [d.to_dict() for d in self.degraded],
             "text": self.text,

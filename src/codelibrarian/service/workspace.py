@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import posixpath
 import subprocess
 import time
 from collections.abc import Callable, Iterable
@@ -22,6 +23,7 @@ from ..composer import recency_bucket
 from ..composer.fingerprint import workspace_fingerprint
 from ..config import Config, find_config_file, load_config
 from ..errors import UnverifiedByTrace, UsageError
+from ..persist.scans import ScanCache
 from ..policy_engine import PolicyEngine
 from ..sources import Source, load_sources
 from ..trigger import Trigger
@@ -36,12 +38,31 @@ from ..workspace.git import (
 )
 from ..workspace.state import State
 
-__all__ = ["IndexReadiness", "WorkspaceSession", "now_or"]
+__all__ = ["MAX_AS_OF", "IndexReadiness", "WorkspaceSession", "check_text", "now_or"]
+
+
+#: the latest ``as_of`` accepted: 9999-12-31T23:59:59Z (later ones overflow dates)
+MAX_AS_OF = 253_402_300_799
 
 
 def now_or(as_of: int | None) -> int:
     """``as_of`` when given, else the clock (epoch seconds): the shell's one clock read."""
-    return int(time.time()) if as_of is None else int(as_of)
+    if as_of is None:
+        return int(time.time())
+    if isinstance(as_of, bool) or not isinstance(as_of, int) or not 0 <= as_of <= MAX_AS_OF:
+        raise UsageError(
+            f"as_of must be epoch seconds between 0 and {MAX_AS_OF} (got {as_of!r})",
+            hint="Pass a time such as 1767225600 (2026-01-01), or leave it out for now.",
+        )
+    return as_of
+
+
+def check_text(value: str, what: str) -> str:
+    """``value`` with surrounding whitespace removed; an empty one is a usage error."""
+    text = value.strip() if isinstance(value, str) else ""
+    if not text:
+        raise UsageError(f"the {what} is empty", hint=f"Say in words what the {what} is.")
+    return text
 
 
 def _config_stamp(root: Path) -> object:
@@ -107,7 +128,10 @@ class WorkspaceSession:
         self._config_stamp = _config_stamp(root)
         self.config = config if config is not None else load_config(root)
         self.state = State(root)
-        self.policy = PolicyEngine(self.config)
+        self.scans = ScanCache(self.state.cache_dir / "secret-spans.json")
+        self.policy = PolicyEngine(self.config, spans=self.scans)
+        #: the secret gate every outgoing text of this workspace passes (docs/secrets.md)
+        self.gate = self.policy.gate
         self._sources: tuple[Source, ...] | None = None
         self._store: Any = None
         self._indexed = False
@@ -166,7 +190,8 @@ class WorkspaceSession:
         return self._store
 
     def close(self) -> None:
-        """Release the index connection."""
+        """Release the index connection (and keep what the secret gate learned)."""
+        self.save_scans()
         if self._store is not None:
             self._store.close()
             self._store = None
@@ -369,6 +394,59 @@ class WorkspaceSession:
 
     def is_sensitive(self, path: str) -> bool:
         return self.policy.is_sensitive(path)
+
+    def save_scans(self) -> None:
+        """Persist the secret spans found in files scanned so far (when the folder exists)."""
+        if self.state.exists():
+            self.scans.save()
+
+    def bound_state(self) -> int:
+        """Evict old decision logs and sidecars beyond ``[state]``'s caps (wall clock)."""
+        from ..persist.bounds import prune_decisions
+
+        caps = self.config.state
+        return prune_decisions(
+            self.state.decisions_dir,
+            max_bytes=caps.decisions_max_mb * 1024 * 1024,
+            max_age_seconds=caps.decisions_max_age_days * 86_400,
+            now=int(time.time()),
+        )
+
+    def resolve_files(self, files: Iterable[str]) -> tuple[str, ...]:
+        """Repository-relative, normalised paths for ``files`` (absolute ones inside the
+        repository are made relative); a path outside the repository is a usage error."""
+        out: dict[str, None] = {}
+        for given in files:
+            raw = given.strip().replace("\\", "/") if isinstance(given, str) else ""
+            if not raw:
+                continue
+            if posixpath.isabs(raw):
+                try:
+                    rel = Path(posixpath.normpath(raw)).relative_to(self.root).as_posix()
+                except ValueError:
+                    rel = "../"
+            else:
+                rel = posixpath.normpath(raw)
+            if rel == ".." or rel.startswith("../"):
+                raise UsageError(
+                    f"{given!r} is outside the repository",
+                    hint="Pass paths inside the repository, relative to its root.",
+                )
+            if rel not in ("", "."):
+                out[rel] = None
+        return tuple(out)
+
+    def file_warnings(self, files: Iterable[str], store: Any) -> tuple[str, ...]:
+        """What the caller should know about explicit ``files``: not indexed, or sensitive."""
+        indexed = set(self.indexed_files(store))
+        notes: list[str] = []
+        for rel in files:
+            rule = self.policy.sensitive_rule(rel)
+            if rule is not None:
+                notes.append(f"{rel}: a sensitive file ({rule}); excluded by policy")
+            elif rel not in indexed:
+                notes.append(f"{rel}: not in the index (missing, ignored or not text); left out")
+        return tuple(notes)
 
     def sources(self) -> tuple[Source, ...]:
         """The registered sources (built-ins and plug-ins), loaded once."""

@@ -225,8 +225,12 @@ class SourceContext:
         hunks: Iterable[DiffHunk] = (),
         entries: Iterable[HistoryEntry] = (),
         edges: Iterable[tuple[str, str]] = (),
+        quotes: Iterable[str] = (),
     ) -> Candidate:
-        """A candidate with its HMAC id and estimate; scores are clamped to their ranges."""
+        """A candidate with its HMAC id and estimate; scores are clamped to their ranges.
+
+        ``quotes``: the files whose lines ``content`` shows when ``path`` is not one
+        file (a map), so the secret gate can check each excerpt against its file."""
         return Candidate(
             id=self.artifact_id(kind, lane, path, chunk_index, discriminator),
             kind=kind,
@@ -244,6 +248,7 @@ class SourceContext:
             hunks=tuple(hunks),
             entries=tuple(entries),
             edges=tuple(edges),
+            quotes=tuple(quotes),
         )
 
 

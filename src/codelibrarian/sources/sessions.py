@@ -11,12 +11,12 @@ Times are given by the caller (epoch seconds). Files are append-only.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
+from ..workspace.private import private_append
 
 __all__ = [
     "Learning",
@@ -70,12 +70,8 @@ class Learning:
 
 
 def _append(path: Path, record: dict[str, Any]) -> int:
-    path.parent.mkdir(parents=True, exist_ok=True)
     count = len(path.read_text(encoding="utf-8").splitlines()) if path.exists() else 0
-    with open(path, "a", encoding="utf-8") as fh:
-        fh.write(json.dumps(record, sort_keys=True, ensure_ascii=False) + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
+    private_append(path, json.dumps(record, sort_keys=True, ensure_ascii=False) + "\n", sync=True)
     return count + 1
 
 

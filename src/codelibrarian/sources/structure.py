@@ -165,6 +165,7 @@ class StructureSource:
             risk=300,
             recency_bucket=0,
             edges=edges,
+            quotes=listed,
         )
 
     def _symbols(self, ctx: SourceContext) -> list[Candidate]:

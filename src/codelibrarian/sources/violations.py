@@ -12,12 +12,12 @@ after it): the policy engine must-includes those.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
+from ..workspace.private import private_append
 
 __all__ = ["RECENT_SECONDS", "SEVERITIES", "Violation", "add_violation", "load_violations"]
 
@@ -104,7 +104,6 @@ def add_violation(
         )
     if line is not None and line < 1:
         raise UsageError("--line must be 1 or more")
-    path.parent.mkdir(parents=True, exist_ok=True)
     record: dict[str, Any] = {
         "rule": rule.strip(),
         "message": message,
@@ -114,10 +113,7 @@ def add_violation(
         "recorded_at": recorded_at,
     }
     existing = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
-    with open(path, "a", encoding="utf-8") as fh:
-        fh.write(json.dumps(record, sort_keys=True) + "\n")
-        fh.flush()
-        os.fsync(fh.fileno())
+    private_append(path, json.dumps(record, sort_keys=True) + "\n", sync=True)
     return Violation(
         id=f"v{len(existing) + 1}",
         rule=rule.strip(),

@@ -39,6 +39,7 @@ __all__ = [
     "NOT_SENSITIVE_PATTERNS",
     "SECRET_RULES",
     "SecretFinding",
+    "findings_of",
     "is_sensitive_path",
     "redact",
     "scan_text",
@@ -218,6 +219,12 @@ def _classes(value: str) -> int:
 _TOKEN_PLACEHOLDERS = (
     "example", "dummy", "placeholder", "xxxx", "fake", "sample", "redacted", "<", "${", "0000000",
 )  # fmt: skip
+#: parts of values published as examples everywhere: jwt.io's sample token (its
+#: HS256 signature over {"sub":"1234567890","name":"John Doe","iat":1516239022})
+_PUBLIC_SAMPLES = ("SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c",)
+#: a password hash in modular crypt format (bcrypt, argon2, pbkdf2, scrypt, sha-crypt):
+#: what a system stores instead of the password, not a credential
+_CRYPT_HASH = re.compile(r"\$(?:2[abxy]|argon2(?:id|i|d)|pbkdf2(?:-sha\d+)?|scrypt|[156]|y|gy)\$")
 
 
 def _token_ok(token: str) -> bool:
@@ -225,7 +232,9 @@ def _token_ok(token: str) -> bool:
     if _SAME_RUN.search(token) is not None:
         return False
     low = token.lower()
-    return not any(m in low for m in _TOKEN_PLACEHOLDERS)
+    if any(m in low for m in _TOKEN_PLACEHOLDERS):
+        return False
+    return not any(sample in token for sample in _PUBLIC_SAMPLES)
 
 
 def _random_enough(value: str) -> bool:
@@ -295,6 +304,16 @@ def _jwt_ok(token: str, _m: re.Match[str]) -> bool:
     except (binascii.Error, ValueError):
         return False
     return b'"alg"' in raw or b'"typ"' in raw
+
+
+def _b64_pem_ok(token: str, _m: re.Match[str]) -> bool:
+    """A base64-encoded PEM block (kubeconfig ``client-key-data``) holding a private key."""
+    head = token[:96]
+    try:
+        raw = base64.b64decode(head[: len(head) // 4 * 4])
+    except (binascii.Error, ValueError):
+        return False
+    return b"PRIVATE KEY" in raw
 
 
 def _mixed_ok(token: str, _m: re.Match[str]) -> bool:
@@ -404,11 +423,14 @@ def _url_password_ok(password: str, m: re.Match[str], *, web: bool) -> bool:
 
 _GENERIC_NEEDLES = (
     "pass", "pwd", "secret", "token", "_key", "-key", "apikey", "accesskey", "credential",
+    "signingkey", "privatekey", "encryptionkey", "masterkey", "authkey",
 )  # fmt: skip
 _GENERIC_NAME = re.compile(
     r"passw(?:or)?d|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|auth[_-]?key"
     r"|private[_-]?key|credential|signing[_-]?key|encryption[_-]?key|master[_-]?key"
 )
+#: names that say "this is a key": a bare hex value there is the key, not a digest
+_KEY_NAME = re.compile(r"api[_-]?key|apikey|secret|access[_-]?key|auth[_-]?key|private[_-]?key")
 _IDENT_RUN = re.compile(r"[A-Za-z0-9_.\-]*")
 _ASSIGN = re.compile(
     r"""(?P<op>["']?\]?[ \t]*(?::[ \t]*[A-Za-z_][\w\[\]., |]{0,40}?[ \t]*)?"""
@@ -474,7 +496,7 @@ def _generic_at(text: str, low: str, s: int, e: int) -> _Hit | None:
         rest = text[am.end() : am.end() + 400 if eol < 0 else eol].strip()
         if rest and not rest.startswith("#"):
             return None
-    if not _generic_value_ok(value, quoted=quoted):
+    if not _generic_value_ok(value, quoted=quoted, key_name=_KEY_NAME.search(name) is not None):
         return None
     vstart = am.start("qv") if quoted else am.start("uv")
     rule = "generic_password" if ("pass" in name or "pwd" in name) else "generic_secret"
@@ -521,8 +543,8 @@ def _wordy(value: str) -> bool:
     return bool(words) and sum(len(w) for w in words) >= 4 * len(words)
 
 
-def _generic_value_ok(value: str, *, quoted: bool) -> bool:
-    if len(value) < 8 or any(c.isspace() for c in value):
+def _generic_value_ok(value: str, *, quoted: bool, key_name: bool = False) -> bool:
+    if len(value) < 8 or any(c.isspace() for c in value) or _CRYPT_HASH.match(value):
         return False
     if _is_placeholder(value) or _UUID.fullmatch(value) or _LOCK_HASH.match(value):
         return False
@@ -535,7 +557,7 @@ def _generic_value_ok(value: str, *, quoted: bool) -> bool:
     if not quoted:
         if value[0] in "&*@!%" or any(c in value for c in "[](){}<>|\\"):
             return False
-        if _HEX.fullmatch(value) and len(value) in _HEX_LENGTHS:
+        if _HEX.fullmatch(value) and len(value) in _HEX_LENGTHS and not key_name:
             return False  # digests in lock files and manifests
         if _IDENT.fullmatch(value):
             # a bare identifier is code (token = tokenize.x); only a digit-mixed,
@@ -558,6 +580,7 @@ def _rules() -> tuple[_Rule, ...]:
     return (
         _Rule("private_key", ("private key",), _find_private_keys),
         _Rule("url_credentials", ("://",), _find_url_credentials),
+        r("private_key", (), r"LS0tLS1CRUdJTi[A-Za-z0-9+/]{60,}={0,2}", check=_b64_pem_ok),
         r("aws_access_key_id", (), r"A(?:KIA|SIA|BIA|CCA)[A-Z2-7]{16}" + _END),
         r("aws_secret_access_key", ("secret",),
           r"(?i)aws.{0,20}?secret.{0,20}?[\"']?\s*(?:=|:|=>)\s*[\"']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])",
@@ -664,10 +687,15 @@ def scan_text(text: str) -> tuple[SecretFinding, ...]:
         return ()
     # earliest first; at one start the longest span; then a specific rule over a generic one
     hits.sort(key=lambda h: (h[1], -h[2], h[0].startswith("generic_"), h[0]))
-    merged = _merge([(start, end, name) for name, start, end in hits])
+    return findings_of(text, [(start, end, name) for name, start, end in hits])
+
+
+def findings_of(text: str, spans: Sequence[tuple[int, int, str]]) -> tuple[SecretFinding, ...]:
+    """Findings for ``(start, end, rule)`` spans of ``text`` given in the order they
+    should win (the first of overlapping spans names the merged one), with lines."""
     out: list[SecretFinding] = []
     line, at = 1, 0
-    for start, end, name in merged:
+    for start, end, name in _merge(sorted(spans, key=lambda s: s[0])):
         line += text.count("\n", at, start)
         at = start
         out.append(SecretFinding(name, start, end, line))

@@ -21,6 +21,7 @@ import secrets
 from pathlib import Path
 
 from ..errors import WorkspaceError
+from .private import DIR_MODE, harden, private_write
 
 __all__ = ["SCHEMA_VERSION", "SECRET_BYTES", "STATE_DIR", "State"]
 
@@ -94,9 +95,21 @@ class State:
         return int(raw)
 
     def ensure(self) -> State:
-        """Create the folder, its ``.gitignore`` and schema version (idempotent)."""
+        """Create the folder (mode 0700), its ``.gitignore`` and schema version (idempotent).
+
+        A folder left open by an older version (or another tool) is tightened,
+        with everything in it (files 0600, folders 0700).
+        """
+        if self.dir.exists() and not self.dir.is_dir():
+            raise WorkspaceError(
+                f"{self.dir} is a file, not the librarian's state folder.",
+                hint=f"Move or delete {self.dir}; it is recreated on the next run.",
+            )
         try:
-            self.dir.mkdir(parents=False, exist_ok=True)
+            if not self.dir.is_dir():
+                self.dir.mkdir(mode=DIR_MODE, parents=False, exist_ok=True)
+            if self.dir.stat().st_mode & 0o077:
+                harden(self.dir)
             gitignore = self.dir / ".gitignore"
             if not gitignore.is_file():
                 _atomic_write(gitignore, b"*\n")
@@ -115,6 +128,10 @@ class State:
             ) from None
         except PermissionError as exc:
             raise self._error(f"cannot write {exc.filename or self.dir}") from None
+        except OSError as exc:  # a read-only file system, a full disk, ...
+            if isinstance(exc, WorkspaceError):
+                raise
+            raise self._error(f"cannot write {exc.filename or self.dir}: {exc.strerror}") from None
         return self
 
     def secret(self) -> bytes:
@@ -167,11 +184,5 @@ class State:
 
 
 def _atomic_write(path: Path, data: bytes) -> None:
-    """Write via a temporary file and rename, so readers never see a partial file."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
-    try:
-        tmp.write_bytes(data)
-        tmp.replace(path)
-    finally:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
+    """Write via a private temporary file and rename, so readers never see a partial file."""
+    private_write(path, data)
