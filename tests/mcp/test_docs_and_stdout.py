@@ -30,7 +30,7 @@ def test_docs_list_every_tool_argument_and_resource(tmp_path: Path) -> None:
         return tools, templates
 
     tools, templates = anyio.run(listing)
-    assert len(tools) == 9
+    assert len(tools) == 11
     for name, args in tools:
         assert f"### `{name}`" in doc, name
         section = doc.split(f"### `{name}`", 1)[1].split("\n### ", 1)[0]
@@ -116,7 +116,7 @@ def test_stdio_stdout_is_protocol_only(tmp_path: Path) -> None:
         assert json.loads(lines.get())["jsonrpc"] == "2.0"
     stderr = errlog.read_text(encoding="utf-8")
     assert replies[1]["result"]["serverInfo"]["name"] == "codelibrarian"
-    assert len(replies[2]["result"]["tools"]) == 9
+    assert len(replies[2]["result"]["tools"]) == 11
     composed = replies[3]["result"]
     assert composed.get("isError") is not True
     assert "src/a.py" in json.loads(composed["content"][0]["text"])["text"]

@@ -38,6 +38,8 @@ TOOLS = {
     "run_next",
     "run_submit",
     "run_status",
+    "plan",
+    "advise",
 }
 TEMPLATES = {
     "resources://runs/{id}/context/{agent}.lcp.json",
@@ -86,6 +88,10 @@ async def _script(client: Client, record: dict[str, Any]) -> None:
     record["pack"] = await client.call_tool(
         "build_context_pack", {"goal": TASK, "agent": "Implementer"}
     )
+    record["plan"] = await client.call_tool(
+        "plan", {"intent": "why does the retry backoff never stop", "as_of": AS_OF}
+    )
+    record["advise"] = await client.call_tool("advise", {})
     if not record["pack"].is_error:
         uri = json.loads(_text(record["pack"]))["uri"]
         record["pack_resource"] = await client.read_resource(uri)
@@ -134,6 +140,8 @@ async def _script(client: Client, record: dict[str, Any]) -> None:
         "query_codebase": {"intent": "HttpClient retry backoff", "semantic": False},
         "explain_decision": {"decision_id": decision_id},
         "index_status": {},
+        "plan": {"intent": "add a timeout option to HttpClient", "as_of": AS_OF},
+        "advise": {},
     }
     for name, args in calls.items():
         for cap in BUDGETS:
@@ -258,7 +266,7 @@ def run(request: pytest.FixtureRequest) -> dict[str, Any]:
 # ------------------------------------------------------------------ listing
 
 
-def test_lists_the_tools_with_json_schemas(run: dict[str, Any]) -> None:
+def test_lists_every_tool_with_json_schemas(run: dict[str, Any]) -> None:
     tools = run["tools"]
     assert set(tools) == TOOLS
     for name, tool in tools.items():
@@ -272,8 +280,22 @@ def test_lists_the_tools_with_json_schemas(run: dict[str, Any]) -> None:
     assert tools["compose_context"].input_schema["required"] == ["task"]
     assert tools["query_codebase"].input_schema["required"] == ["intent"]
     assert tools["explain_decision"].input_schema["required"] == ["decision_id"]
+    assert tools["plan"].input_schema["required"] == ["intent"]
+    assert "required" not in tools["advise"].input_schema
     depth = tools["query_codebase"].input_schema["properties"]["depth"]
     assert depth["enum"] == ["L0", "L1", "L2", "L3"]
+
+
+def test_plan_and_advise_answer_through_the_client(run: dict[str, Any]) -> None:
+    plan = run["plan"]
+    assert not plan.is_error, _text(plan)
+    doc = json.loads(_text(plan))
+    assert doc["workflow"] and doc["steps"]
+    assert all(0 < s["context_tokens"] <= s["budget_tokens"] for s in doc["steps"])
+    advice = run["advise"]
+    assert not advice.is_error, _text(advice)
+    doc = json.loads(_text(advice))
+    assert 3 <= len(doc["suggestions"]) <= 5
 
 
 def test_lists_run_resources_and_templates(run: dict[str, Any]) -> None:

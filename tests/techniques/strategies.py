@@ -77,8 +77,27 @@ def numbers() -> st.SearchStrategy[Expr]:
     return st.one_of(ints(), _decimals.map(Literal_), _path("number"))
 
 
+#: string leaves with a closed set of values (a step's status): compared with a literal
+#: only from that set, since any other literal is a type error by design
+_ENUM_STRINGS = [lp for lp in LEAVES["string"] if lp[1].enum]
+_FREE_STRINGS = [lp for lp in LEAVES["string"] if not lp[1].enum]
+
+
 def strings() -> st.SearchStrategy[Expr]:
-    return st.one_of(_words.map(Literal_), _path("string"))
+    return st.one_of(
+        _words.map(Literal_), st.sampled_from(_FREE_STRINGS).map(lambda lp: Path(lp[0]))
+    )
+
+
+def _enum_comparisons() -> st.SearchStrategy[Expr]:
+    return st.sampled_from(_ENUM_STRINGS).flatmap(
+        lambda lp: st.builds(
+            _cmp,
+            st.sampled_from(["==", "!="]),
+            st.just(Path(lp[0])),
+            st.sampled_from(lp[1].enum).map(Literal_),
+        )
+    )
 
 
 def string_lists() -> st.SearchStrategy[Expr]:
@@ -103,6 +122,7 @@ def bools() -> st.SearchStrategy[Expr]:
         st.builds(_cmp, st.sampled_from(["==", "!=", "<", ">="]), strings(), strings()),
         st.builds(_cmp, st.sampled_from(["in", "not in"]), strings(), string_lists()),
         st.builds(_cmp, st.sampled_from(["in", "not in"]), strings(), strings()),
+        _enum_comparisons(),
     )
     return st.recursive(
         base,

@@ -26,6 +26,8 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("map", "index_cmds", "Print the ranked repository map (top files and their signatures) under a budget."),
     ("pack", "pack_cmds", "Build an agent's Local Context Pack under its scope and capability budget."),
     ("handoff", "pack_cmds", "Write a handoff package from one agent to another in a run."),
+    ("plan", "planning_cmds", "Plan the workflow for INTENT on this repository, and say why."),
+    ("advise", "planning_cmds", "Find the codebase's features (auth, api, database ...) and suggest workflows."),
     ("serve", "serve_cmds", "Serve the MCP tools and run resources for the repository (see docs/mcp.md)."),
     ("providers", "providers_cmds", "Discover LLM providers, check them, and qualify models."),
     ("violations", "compose_cmds", "Record and list violations (the policy lane brings them back)."),
@@ -35,6 +37,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("patterns", "techniques_cmds", "Browse the pattern catalog: when to use which techniques, and how."),
     ("lcl", "lcl_cmds", "Check and compile LCL programs (the Librarian Configuration Language)."),
     ("presets", "lcl_cmds", "Named LCL programs: built in, in librarian.toml, or saved in .librarian/presets/."),
+    ("evolve", "planning_cmds", "Learn workflows from finished runs; nothing changes without approval."),
 )  # fmt: skip
 
 #: every command module, in registration order (typer lists plain commands first, then
@@ -49,6 +52,7 @@ MODULES: tuple[str, ...] = (
     "pack_cmds",  # pack, handoff, runs list | show (+ workflow_cmds: runs start | next | ...)
     "techniques_cmds",  # techniques list | show, patterns list | show
     "lcl_cmds",  # lcl check | compile | facts, presets list | show | save
+    "planning_cmds",  # plan, advise, evolve [approve | reject]
     "serve_cmds",  # serve (MCP server)
 )
 

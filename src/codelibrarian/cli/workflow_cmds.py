@@ -56,14 +56,14 @@ def _act(repo: Path, as_json: bool, call: Callable[[Librarian], RunView]) -> Non
             view = call(lib)
     except LibrarianError as exc:
         raise fail(exc, as_json=as_json) from None
-    _print_view(view, as_json)
+    print_view(view, as_json)
 
 
 def _say(text: str) -> None:
     out_console().print(text, markup=False, highlight=False)
 
 
-def _print_view(view: RunView, as_json: bool) -> None:
+def print_view(view: RunView, as_json: bool) -> None:
     if as_json:
         print_json(view.to_dict())
         return
@@ -136,7 +136,7 @@ def next_cmd(
     if as_json:
         print_json({**view.to_dict(), "steps": docs})
         return
-    _print_view(view, False)
+    print_view(view, False)
     for d in docs:
         _say("")
         _say(f"## {d['step']} — {d['name']} ({d['role']}, attempt {d['attempt']})")

@@ -42,6 +42,7 @@ from .. import __version__
 from ..config import Config
 from ..errors import LibrarianError, NotFound, UsageError
 from . import resources as res
+from .planning_tools import PLANNING_TOOLS
 from .run_tools import RUN_TOOLS
 from .tools import TOOLS
 
@@ -59,7 +60,7 @@ LOOPBACK_HOSTS: tuple[str, ...] = ("127.0.0.1", "localhost", "::1")
 #: tools that read the index and so refresh it first
 _READS_INDEX = frozenset({"compose_context", "query_codebase", "build_context_pack"})
 #: tools that only read (MCP annotation hint)
-_READ_ONLY = frozenset({"query_codebase", "explain_decision", "run_status"})
+_READ_ONLY = frozenset({"query_codebase", "explain_decision", "run_status", "plan", "advise"})
 
 #: longest error text returned to the client
 _MAX_ERROR_CHARS = 600
@@ -73,11 +74,12 @@ _INSTRUCTIONS = (
     "Start with compose_context(task) for a ready-made context pack; use query_codebase(intent) "
     "to find code; build_context_pack(goal, agent) writes a Local Context Pack you can read as "
     "resources://runs/{id}/context/{agent}.lcp.json; explain_decision(decision_id) says why "
-    "each artifact was chosen or left out; index_status() reports the index. To work a task "
-    "through a technique workflow (e.g. tc_root_cause_recovery), run_start(composition, task) "
-    "hands you its first step with its own context pack; run_submit(run_id, step, output) "
-    "records your output and hands you the next; run_status(run_id) says where it stands. "
-    "Every tool takes max_tokens and never returns more."
+    "each artifact was chosen or left out; index_status() reports the index; plan(intent) says "
+    "which technique workflow fits a task, step by step, with costs and alternatives; advise() "
+    "says which workflows fit this codebase. To work a task through a technique workflow (e.g. "
+    "tc_root_cause_recovery), run_start(composition, task) hands you its first step with its own "
+    "context pack; run_submit(run_id, step, output) records your output and hands you the next; "
+    "run_status(run_id) says where it stands. Every tool takes max_tokens and never returns more."
 )
 
 
@@ -354,11 +356,12 @@ def build_server(
     )
     runner = _Runner(lib)
     srv.validators = {}  # type: ignore[attr-defined]
-    for name, fn in {**TOOLS, **RUN_TOOLS}.items():
+    tools = {**TOOLS, **RUN_TOOLS, **PLANNING_TOOLS}
+    for name, fn in tools.items():
         _register_tool(srv, runner, name, fn)
         srv.validators[name] = argument_model(name, fn)  # type: ignore[attr-defined]
     _register_resources(srv, lib)
-    logger.info("server ready tools=%d", len(TOOLS) + len(RUN_TOOLS))
+    logger.info("server ready tools=%d", len(tools))
     return srv
 
 

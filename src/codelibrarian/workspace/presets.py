@@ -67,6 +67,14 @@ def load_program_file(path: Path, *, name: str | None = None, source: str | None
     return programs[0]
 
 
+def _check_name(name: str) -> None:
+    if not ID_PATTERN.match(name):
+        raise UsageError(
+            f"preset name {name!r} must be lowercase snake_case",
+            hint="Use letters, digits and underscores, starting with a letter.",
+        )
+
+
 class PresetStore:
     """Presets of one workspace (see the module docstring)."""
 
@@ -140,14 +148,24 @@ class PresetStore:
         self, name: str, source: Path, *, force: bool = False, program_name: str | None = None
     ) -> Path:
         """Check ``source`` (it must compile) and write it as ``.librarian/presets/<name>.toml``."""
-        if not ID_PATTERN.match(name):
-            raise UsageError(
-                f"preset name {name!r} must be lowercase snake_case",
-                hint="Use letters, digits and underscores, starting with a letter.",
-            )
+        _check_name(name)
         program = load_program_file(source, name=program_name)
         program.compile()  # raises LclError listing every problem
         out = preset_toml(source.read_text(encoding="utf-8"), str(source), program.name, name)
+        return self._write(name, out, force=force)
+
+    def save_text(self, name: str, text: str, *, force: bool = False) -> Path:
+        """Check a program's TOML text (it must compile) and store it as preset ``name``."""
+        _check_name(name)
+        programs, diags = programs_from_text(text, f"{name}.toml")
+        raise_if_errors(diags)
+        if len(programs) != 1:
+            raise UsageError(f"preset {name!r} must hold exactly one program")
+        programs[0].compile()
+        out = preset_toml(text, f"{name}.toml", programs[0].name, name)
+        return self._write(name, out, force=force)
+
+    def _write(self, name: str, out: str, *, force: bool) -> Path:
         target = self.dir / f"{name}.toml"
         if target.exists() and not force:
             raise UsageError(

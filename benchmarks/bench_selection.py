@@ -1,0 +1,172 @@
+#!/usr/bin/env python3
+"""Pattern selection quality on the labelled intents (benchmarks/intents/).
+
+    python benchmarks/bench_selection.py                    # both halves, every selector
+    python benchmarks/bench_selection.py --split dev --errors   # dev misses, for tuning
+    python benchmarks/bench_selection.py --json
+
+Selectors compared, on each half separately:
+
+* ``embeddings`` — the planner as shipped: vocabulary decomposition, multi-aspect
+  scoring, semantic similarity with the bundled static embedding model (needs the
+  ``semantic`` extra);
+* ``keywords`` — the same planner with no embedding model (its keyword fallback);
+* ``baseline`` — a plain keyword matcher in the manner of the seed's
+  ``COMPOSITION_KEYWORDS``: each pattern's keywords are the stemmed words of its
+  name, actions and domains; the pattern with the most keywords in the intent wins
+  (ties by id).
+
+Top-1 counts the first pattern when it is the row's ``label`` or ``also``; top-3 when
+either is among the first three; the strict figures count ``label`` only. Per-item
+results are printed only for the ``dev`` half (``--errors``): the ``eval`` half is
+for measuring, never for tuning (benchmarks/intents/README.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))
+
+from codelibrarian.planning.selector import select  # noqa: E402
+from codelibrarian.planning.semantic import (  # noqa: E402
+    EmbeddingMatcher,
+    HybridMatcher,
+    KeywordMatcher,
+    composition_texts,
+    pattern_texts,
+    words,
+)
+from codelibrarian.query.embed import load_embedder  # noqa: E402
+from codelibrarian.techniques.registry import default_library  # noqa: E402
+
+INTENTS = ROOT / "benchmarks" / "intents" / "intents.jsonl"
+
+
+def load(split: str | None) -> list[dict[str, Any]]:
+    rows = [json.loads(line) for line in INTENTS.read_text(encoding="utf-8").splitlines() if line]
+    return [r for r in rows if split is None or r["split"] == split]
+
+
+def baseline_ranker() -> Any:
+    lib = default_library()
+    keys: dict[str, set[str]] = {}
+    for pid, p in lib.patterns.items():
+        text = " ".join([p.name, *p.metadata.actions, *p.metadata.domains])
+        keys[pid] = set(words(text))
+
+    def rank(text: str) -> list[str]:
+        got = set(words(text))
+        return sorted(keys, key=lambda pid: (-len(keys[pid] & got), pid))
+
+    return rank
+
+
+def planner_ranker(mode: str) -> Any:
+    lib = default_library()
+    if mode == "embeddings":
+        emb = load_embedder()
+        if emb is None:
+            raise SystemExit("the embeddings selector needs the `semantic` extra")
+        pm: Any = HybridMatcher(
+            EmbeddingMatcher(emb, pattern_texts(lib)), KeywordMatcher(pattern_texts(lib))
+        )
+        cm: Any = HybridMatcher(
+            EmbeddingMatcher(emb, composition_texts(lib)), KeywordMatcher(composition_texts(lib))
+        )
+    else:
+        pm = KeywordMatcher(pattern_texts(lib))
+        cm = KeywordMatcher(composition_texts(lib))
+
+    def rank(text: str) -> list[str]:
+        return [c.id for c in select(text, lib, pm, cm).patterns]
+
+    return rank
+
+
+def score(rows: list[dict[str, Any]], rank: Any) -> dict[str, Any]:
+    top1 = top3 = strict1 = strict3 = 0
+    per: Counter[str] = Counter()
+    per_total: Counter[str] = Counter()
+    misses: list[dict[str, Any]] = []
+    t0 = time.perf_counter()
+    for r in rows:
+        ranked = rank(r["intent"])
+        ok = {r["label"], r["also"]} - {None}
+        per_total[r["label"]] += 1
+        if ranked[0] in ok:
+            top1 += 1
+            per[r["label"]] += 1
+        else:
+            misses.append({"intent": r["intent"], "label": r["label"], "also": r["also"],
+                           "got": ranked[:3]})  # fmt: skip
+        top3 += bool(ok & set(ranked[:3]))
+        strict1 += ranked[0] == r["label"]
+        strict3 += r["label"] in ranked[:3]
+    n = len(rows)
+    ms = (time.perf_counter() - t0) * 1000 / max(1, n)
+    return {
+        "n": n,
+        "top1": round(100 * top1 / n, 1),
+        "top3": round(100 * top3 / n, 1),
+        "strict_top1": round(100 * strict1 / n, 1),
+        "strict_top3": round(100 * strict3 / n, 1),
+        "per_pattern_recall": {
+            p.removeprefix("pattern_"): f"{per[p]}/{per_total[p]}" for p in sorted(per_total)
+        },
+        "ms_per_intent": round(ms, 2),
+        "_misses": misses,
+    }
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--split", choices=("dev", "eval", "both"), default="both")
+    ap.add_argument("--selectors", default="embeddings,keywords,baseline")
+    ap.add_argument("--errors", action="store_true", help="print dev misses (dev only)")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    if args.errors and args.split != "dev":
+        raise SystemExit("--errors is for the dev half only: eval is never read item by item")
+    splits = ("dev", "eval") if args.split == "both" else (args.split,)
+    rankers = {
+        "embeddings": lambda: planner_ranker("embeddings"),
+        "keywords": lambda: planner_ranker("keywords"),
+        "baseline": baseline_ranker,
+    }
+    out: dict[str, dict[str, Any]] = {}
+    for name in args.selectors.split(","):
+        rank = rankers[name]()
+        for split in splits:
+            res = score(load(split), rank)
+            misses = res.pop("_misses")
+            out[f"{name}/{split}"] = res
+            if args.errors and split == "dev":
+                for m in misses:
+                    got = ", ".join(g.removeprefix("pattern_") for g in m["got"])
+                    want = m["label"].removeprefix("pattern_")
+                    also = f" (also {m['also'].removeprefix('pattern_')})" if m["also"] else ""
+                    print(f"[{name}] want {want}{also}; got {got}: {m['intent']}")
+    if args.json:
+        print(json.dumps(out, indent=2))
+    else:
+        print(
+            f"{'selector/half':<22} {'n':>4} {'top1':>6} {'top3':>6} {'strict1':>8} {'strict3':>8}"
+        )
+        for key, r in out.items():
+            print(
+                f"{key:<22} {r['n']:>4} {r['top1']:>6} {r['top3']:>6} "
+                f"{r['strict_top1']:>8} {r['strict_top3']:>8}"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
