@@ -29,6 +29,7 @@ from typing import Annotated, Any, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from ..errors import PackValidationError
+from ..techniques.vocabulary import AGENT_ROLES, SCOPES
 
 __all__ = [
     "AGENTS",
@@ -75,16 +76,9 @@ RungName = Literal[
     "external_stubs",
 ]
 
-AGENTS: tuple[str, ...] = (
-    "Planner",
-    "Thinker",
-    "Implementer",
-    "Verifier",
-    "Reviewer",
-    "Critical",
-    "Supervisor",
-)
-SCOPE_CLASSES: tuple[str, ...] = ("Tiny", "Small", "Medium", "Large")
+#: the agent roles and scope classes are the technique vocabulary's: one list each
+AGENTS: tuple[str, ...] = AGENT_ROLES
+SCOPE_CLASSES: tuple[str, ...] = SCOPES
 CAPABILITIES: tuple[str, ...] = (
     "fast_code",
     "reasoning_high",
