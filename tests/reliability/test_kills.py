@@ -48,6 +48,9 @@ from .conftest import (
 pytestmark = pytest.mark.reliability
 
 SIGNALS = {"SIGKILL": signal.SIGKILL, "SIGTERM": signal.SIGTERM}
+#: how long a signalled process may take to exit (its own clean-up, not the next
+#: command's limit); past it the test fails after killing what is left
+EXIT_S = 30.0
 ROUNDS = 20
 #: the named stages a case may strike at (in the order an index run goes through them)
 STAGES = ("files", "parse", "resolve", "derived")
