@@ -92,7 +92,10 @@ def _sleep(ctx: Any) -> dict[str, Any]:
             ctx.token.sleep(0.01)
     except BaseException:
         if marker:
-            Path(marker).write_text(f"stopped after {int((time.monotonic() - started) * 1000)} ms")
+            # write then rename: the test polls for the file and must never read it half-written
+            partial = Path(f"{marker}.partial")
+            partial.write_text(f"stopped after {int((time.monotonic() - started) * 1000)} ms")
+            partial.replace(marker)
         raise
     return {"slept_ms": ms}
 
