@@ -43,8 +43,13 @@ from .records import (
     estimate_tokens,
     expand_lines,
 )
-from .schema import create_secondary_indexes, drop_secondary_indexes, migrate
-from .tokenize import query_terms
+from .schema import (
+    create_secondary_indexes,
+    drop_secondary_indexes,
+    migrate,
+    symbol_part_rows,
+)
+from .tokenize import name_parts, query_terms
 
 __all__ = ["SqliteStore", "Storage", "index_path", "open_store", "writer_lock"]
 
@@ -64,6 +69,8 @@ class Storage(Protocol):
     def files(self) -> list[FileRecord]: ...
     def file(self, path: str) -> FileRecord | None: ...
     def symbols(self, path: str | None = None, name: str | None = None) -> list[Symbol]: ...
+    def definition_paths(self, name: str, limit: int) -> list[str]: ...
+    def name_part_counts(self, parts: Collection[str]) -> dict[str, int]: ...
     def references(self, path: str | None = None, name: str | None = None) -> list[Reference]: ...
     def imports(self, path: str | None = None) -> list[ImportRecord]: ...
     def search(self, query: str, limit: int = 20) -> list[ChunkHit]: ...
@@ -232,6 +239,59 @@ class SqliteStore:
             args,
         ).fetchall()
         return [Symbol(*r) for r in rows]
+
+    def definition_paths(self, name: str, limit: int) -> list[str]:
+        """The paths of the first ``limit`` definitions of ``name`` (one per definition)."""
+        rows = self._conn.execute(
+            "SELECT f.path FROM symbols s JOIN files f ON f.id = s.file_id WHERE s.name = ? "
+            "ORDER BY f.path, s.start_line, s.id LIMIT ?",
+            (name, limit),
+        )
+        return [r[0] for r in rows]
+
+    def name_part_counts(self, parts: Collection[str]) -> dict[str, int]:
+        """``path -> how many of its symbols have a name part in parts`` (files with none left out).
+
+        Read from ``symbol_parts``, written with each file's symbols, so a fresh
+        process pays for these rows only, not for splitting every name in the index.
+        """
+        wanted = sorted(set(parts))
+        if not wanted:
+            return {}
+        if not self._has_symbol_parts():
+            return self._name_part_counts_scan(frozenset(wanted))
+        found: set[tuple[str, int]] = set()
+        # bounded parameter lists: SQLite caps the variables of one statement
+        for at in range(0, len(wanted), 500):
+            group = wanted[at : at + 500]
+            marks = ", ".join("?" * len(group))
+            found.update(
+                self._conn.execute(
+                    "SELECT DISTINCT f.path, sp.ord FROM symbol_parts sp "
+                    f"JOIN files f ON f.id = sp.file_id WHERE sp.part IN ({marks})",
+                    group,
+                )
+            )
+        out: dict[str, int] = {}
+        for path, _ in found:
+            out[path] = out.get(path, 0) + 1
+        return out
+
+    def _has_symbol_parts(self) -> bool:
+        row = self._conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'symbol_parts'"
+        ).fetchone()
+        return row is not None
+
+    def _name_part_counts_scan(self, parts: frozenset[str]) -> dict[str, int]:
+        """``name_part_counts`` for an index opened read-only before its migration."""
+        out: dict[str, int] = {}
+        for name, path in self._conn.execute(
+            "SELECT s.name, f.path FROM symbols s JOIN files f ON f.id = s.file_id"
+        ):
+            if name_parts(name) & parts:
+                out[path] = out.get(path, 0) + 1
+        return out
 
     def references(self, path: str | None = None, name: str | None = None) -> list[Reference]:
         where, args = _filters(path, name, "r.name")
@@ -559,6 +619,12 @@ def _insert_file(
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         [(fid, *s) for s in data.symbols],
     )
+    if data.symbols:
+        assert fid is not None
+        conn.executemany(
+            "INSERT INTO symbol_parts(file_id, ord, part) VALUES (?, ?, ?)",
+            symbol_part_rows(fid, [s[0] for s in data.symbols]),
+        )
     conn.executemany(
         "INSERT INTO refs(file_id, name, kind, count, lines) VALUES (?, ?, ?, ?, ?)",
         [(fid, *r) for r in data.references],
