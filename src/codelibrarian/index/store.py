@@ -77,6 +77,7 @@ class Storage(Protocol):
     def chunk(self, chunk_id: int) -> Chunk: ...
     def chunks_for(self, path: str) -> list[Chunk]: ...
     def edges(self, kind: EdgeKind) -> list[tuple[str, str, int]]: ...
+    def imports_into(self, paths: Collection[str]) -> list[tuple[str, str]]: ...
     def combined_graph(self) -> graph.PackedGraph: ...
     def generation(self) -> int: ...
     def close(self) -> None: ...
@@ -370,6 +371,23 @@ class SqliteStore:
             )
             return [(r[0], r[1], int(r[2])) for r in rows]
         return self._ref_edges()
+
+    def imports_into(self, paths: Collection[str]) -> list[tuple[str, str]]:
+        """The import edges ``(src, dst)`` into ``paths``, sorted: ``edges("import")``
+        restricted to those targets, read through the ``resolved`` index."""
+        wanted = sorted(set(paths))
+        found: set[tuple[str, str]] = set()
+        for at in range(0, len(wanted), 500):
+            group = wanted[at : at + 500]
+            marks = ", ".join("?" * len(group))
+            found.update(
+                self._conn.execute(
+                    "SELECT DISTINCT f.path, i.resolved FROM imports i JOIN files f "
+                    f"ON f.id = i.file_id WHERE i.resolved IN ({marks}) AND i.resolved != f.path",
+                    group,
+                )
+            )
+        return sorted(found)
 
     def combined_graph(self) -> graph.PackedGraph:
         """The three file graphs combined (``graph.combine``), packed, cached by generation.

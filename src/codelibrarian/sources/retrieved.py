@@ -195,23 +195,18 @@ class RetrievedSource:
         shared = ctx.memo.setdefault("shared", {})
         test_files = shared.get("retrieved.tests")
         if test_files is None:
-            import_edges = ctx.store.edges("import") if ctx.store is not None else []
-            test_files = (
-                tuple((p, _test_stems(p)) for p in ctx.files if is_test_path(p)),
-                tuple((a, b) for a, b, _ in import_edges if is_test_path(a)),
-            )
+            test_files = tuple((p, _test_stems(p)) for p in ctx.files if is_test_path(p))
             shared["retrieved.tests"] = test_files
         imports: dict[str, set[str]] = defaultdict(set)
-        for src, dst in test_files[1]:
-            if dst in targets:
+        # only the edges into the targets: the index answers them from its resolved column
+        for src, dst in ctx.store.imports_into(targets) if ctx.store is not None else ():
+            if is_test_path(src):
                 imports[src].add(dst)
         ranked = {t.path: t for t in tests}
         related: dict[str, int] = {}
-        for path, stem in test_files[0]:
-            if ctx.sensitive(path):
-                continue
+        for path, stem in test_files:
             linked = set(imports.get(path, ())) | set(by_stem.get(stem, ()))
-            if linked:
+            if linked and not ctx.sensitive(path):
                 related[path] = max(targets[p] for p in linked)
         out: list[Candidate] = []
         for path in sorted(related, key=lambda p: (-related[p], p))[:5]:
