@@ -32,6 +32,7 @@ def _parts(ident: str) -> tuple[str, ...]:
     return tuple(parts)
 
 
+@lru_cache(maxsize=65_536)
 def name_parts(name: str) -> frozenset[str]:
     """What a symbol name matches a task word by: each dotted piece lower-cased, and its parts.
 
