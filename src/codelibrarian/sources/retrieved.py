@@ -48,6 +48,8 @@ _PROSE_SHARE = 3  # prose is split off when it is at least 1/3 of a span...
 _PROSE_MIN = 6  # ...and at least this many lines
 #: spans are offered, best first across files, until they hold this many budgets
 _OFFER_BUDGETS = 3
+#: span candidates kept per index generation (a resident server's calls share them)
+_SPAN_MEMO = 20_000
 
 
 def per_file_cap(budget: int) -> int:
@@ -107,10 +109,30 @@ class RetrievedSource:
         # tokens: the rest would never be chosen and only cost time downstream
         offers.sort(key=lambda o: (-o[0], o[1], o[2].start, o[2].chunk_id))
         room = ctx.budget * _OFFER_BUDGETS
+        # a span's candidates depend only on these inputs and the file's lines, which
+        # hold for the index generation: a resident server builds each one once
+        made_before: dict[tuple[object, ...], list[Candidate]] = ctx.memo.setdefault(
+            "shared", {}
+        ).setdefault("retrieved.spans", {})
         for relevance, path, span in offers:
             if room <= 0:
                 break
-            made = self._span(ctx, ctx.lines(path), span, relevance=relevance, cap=cap)
+            key = (
+                path,
+                span.start,
+                span.end,
+                span.own,
+                span.frame,
+                relevance,
+                cap,
+                ctx.recency.get(path, 0),
+                ctx.tokenizer.name,
+            )
+            made = made_before.get(key)
+            if made is None:
+                made = self._span(ctx, ctx.lines(path), span, relevance=relevance, cap=cap)
+                if len(made_before) < _SPAN_MEMO:
+                    made_before[key] = made
             room -= sum(c.token_estimate for c in made)
             out.extend(made)
         if ctx.budget >= _TESTS_FROM_BUDGET:
