@@ -126,17 +126,16 @@ _V3: tuple[str, ...] = (
 
 def symbol_part_rows(
     file_id: int, names: list[str] | tuple[str, ...]
-) -> list[tuple[int, int, str]]:
-    """The ``symbol_parts`` rows of one file: ``(file_id, ord, part)`` per part of each name.
-
-    ``ord`` is the symbol's position in the file's symbol list, so two definitions
-    of one name count twice, as they do in the ``symbols`` table.
-    """
-    return [
-        (file_id, ord_, part)
-        for ord_, name in enumerate(names)
-        for part in sorted(name_parts(name))
-    ]
+) -> list[tuple[str, int, str]]:
+    """The ``symbol_parts`` rows of one file: ``(part, file_id, ords)`` for each name part,
+    ``ords`` the positions (space-separated, ascending) in the file's symbol list of
+    the symbols whose name has that part, so two definitions of one name count twice,
+    as they do in ``symbols``."""
+    by_part: dict[str, list[int]] = {}
+    for ord_, name in enumerate(names):
+        for part in name_parts(name):
+            by_part.setdefault(part, []).append(ord_)
+    return [(part, file_id, " ".join(map(str, by_part[part]))) for part in sorted(by_part)]
 
 
 def _backfill_symbol_parts(conn: sqlite3.Connection) -> None:
@@ -145,22 +144,23 @@ def _backfill_symbol_parts(conn: sqlite3.Connection) -> None:
     for file_id, name in conn.execute("SELECT file_id, name FROM symbols ORDER BY file_id, id"):
         names.setdefault(int(file_id), []).append(str(name))
     conn.executemany(
-        "INSERT INTO symbol_parts(file_id, ord, part) VALUES (?, ?, ?)",
+        "INSERT INTO symbol_parts(part, file_id, ords) VALUES (?, ?, ?)",
         [row for file_id in sorted(names) for row in symbol_part_rows(file_id, names[file_id])],
     )
 
 
-#: the name parts of every symbol (``tokenize.name_parts``), written with the file's
-#: symbols and deleted with its row: ranking asks "which files define names with these
-#: parts" of this table, where it used to split every symbol name in every process
+#: the name parts of every file's symbols (``tokenize.name_parts``), written with the
+#: file's symbols and deleted with its row: ranking asks "which files define names with
+#: these parts" of this table, where it used to split every symbol name in every
+#: process. One row per part and file (half the rows of one per symbol and part).
 _V4: tuple[str | Callable[[sqlite3.Connection], None], ...] = (
     """CREATE TABLE symbol_parts(
-        file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
-        ord INTEGER NOT NULL,
         part TEXT NOT NULL,
-        PRIMARY KEY(file_id, ord, part)) WITHOUT ROWID""",
+        file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+        ords TEXT NOT NULL,
+        PRIMARY KEY(part, file_id)) WITHOUT ROWID""",
     _backfill_symbol_parts,
-    "CREATE INDEX IF NOT EXISTS symbol_parts_part ON symbol_parts(part)",
+    "CREATE INDEX IF NOT EXISTS symbol_parts_file ON symbol_parts(file_id)",
 )
 
 #: (version, name, steps: SQL statements or functions of the connection), applied in order
@@ -182,7 +182,7 @@ SECONDARY_INDEXES: tuple[tuple[str, str], ...] = (
     ("imports_resolved", "imports(resolved)"),
     ("chunks_file", "chunks(file_id)"),
     ("refs_name", "refs(name)"),
-    ("symbol_parts_part", "symbol_parts(part)"),
+    ("symbol_parts_file", "symbol_parts(file_id)"),
 )
 
 

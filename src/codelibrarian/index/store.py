@@ -261,18 +261,17 @@ class SqliteStore:
             return {}
         if not self._has_symbol_parts():
             return self._name_part_counts_scan(frozenset(wanted))
-        found: set[tuple[str, int]] = set()
+        found: set[tuple[str, str]] = set()
         # bounded parameter lists: SQLite caps the variables of one statement
         for at in range(0, len(wanted), 500):
             group = wanted[at : at + 500]
             marks = ", ".join("?" * len(group))
-            found.update(
-                self._conn.execute(
-                    "SELECT DISTINCT f.path, sp.ord FROM symbol_parts sp "
-                    f"JOIN files f ON f.id = sp.file_id WHERE sp.part IN ({marks})",
-                    group,
-                )
-            )
+            for path, ords in self._conn.execute(
+                "SELECT f.path, sp.ords FROM symbol_parts sp JOIN files f ON f.id = sp.file_id "
+                f"WHERE sp.part IN ({marks})",
+                group,
+            ):
+                found.update((path, o) for o in ords.split())
         out: dict[str, int] = {}
         for path, _ in found:
             out[path] = out.get(path, 0) + 1
@@ -640,7 +639,7 @@ def _insert_file(
     if data.symbols:
         assert fid is not None
         conn.executemany(
-            "INSERT INTO symbol_parts(file_id, ord, part) VALUES (?, ?, ?)",
+            "INSERT INTO symbol_parts(part, file_id, ords) VALUES (?, ?, ?)",
             symbol_part_rows(fid, [s[0] for s in data.symbols]),
         )
     conn.executemany(
