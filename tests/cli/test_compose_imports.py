@@ -46,8 +46,13 @@ def _loaded_by_compose(repo: Path, *extra: str) -> list[str]:
         "assert 'invoice_total' in out.getvalue(), out.getvalue()\n"
         f"print(','.join(m for m in {NOT_FOR_COMPOSE!r} if m in sys.modules))"
     )
+    done = _python(repo, "-c", code)
+    return [m for m in done.stdout.strip().split(",") if m]
+
+
+def _python(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
     done = subprocess.run(
-        [sys.executable, "-c", code],
+        [sys.executable, *args],
         cwd=repo,
         env={**os.environ, "LIBRARIAN_NO_RESIDENT": "1"},
         capture_output=True,
@@ -56,7 +61,7 @@ def _loaded_by_compose(repo: Path, *extra: str) -> list[str]:
         check=False,
     )
     assert done.returncode == 0, done.stderr[-2000:]
-    return [m for m in done.stdout.strip().split(",") if m]
+    return done
 
 
 def test_a_piped_compose_loads_no_renderer_pipeline_http_or_parser(tmp_path: Path) -> None:
@@ -69,16 +74,7 @@ def test_a_piped_compose_loads_no_renderer_pipeline_http_or_parser(tmp_path: Pat
 def test_explain_still_draws_with_rich(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "shop", FILES)
     index_workspace(repo)
-    done = subprocess.run(
-        [sys.executable, "-m", "codelibrarian", "compose", "invoice total", "--explain"],
-        cwd=repo,
-        env={**os.environ, "LIBRARIAN_NO_RESIDENT": "1"},
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
+    done = _python(repo, "-m", "codelibrarian", "compose", "invoice total", "--explain")
     assert "invoice_total" in done.stdout
     # the explanation's tables, drawn by rich on stderr
     assert "Composition summary" in done.stderr and "Lane breakdown" in done.stderr

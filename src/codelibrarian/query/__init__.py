@@ -9,7 +9,9 @@ Entry points: ``QuerySession`` (an open index with a wired pipeline),
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from ..lazy import lazy_getattr
 
 if TYPE_CHECKING:
     from .base import PipelineStage
@@ -165,12 +167,4 @@ _HOME: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOME.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _HOME)
