@@ -9,7 +9,6 @@ import shutil
 import sqlite3
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -101,26 +100,6 @@ def descendants(pid: int) -> set[int]:
                     out.add(kid)
                     stack.append(kid)
     return out
-
-
-def running(pid: int) -> bool:
-    """Alive and not a zombie."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            raw = fh.read()
-    except OSError:
-        return False
-    return raw[raw.rfind(b")") + 2 :].split()[0] != b"Z"
-
-
-def wait_gone(pids: set[int], seconds: float) -> set[int]:
-    """The pids still running after waiting up to ``seconds``."""
-    deadline = time.monotonic() + seconds
-    left = {p for p in pids if running(p)}
-    while left and time.monotonic() < deadline:
-        time.sleep(0.02)
-        left = {p for p in left if running(p)}
-    return left
 
 
 def lock_is_free(repo: Path) -> bool:

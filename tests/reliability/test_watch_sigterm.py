@@ -28,8 +28,9 @@ from pathlib import Path
 import pytest
 
 from codelibrarian.index.indexer import index_workspace
+from tests.helpers import wait_gone
 
-from .conftest import NEXT_COMMAND_S, assert_sound, descendants, fresh_copy, wait_gone
+from .conftest import NEXT_COMMAND_S, assert_sound, descendants, fresh_copy
 
 pytestmark = pytest.mark.reliability
 

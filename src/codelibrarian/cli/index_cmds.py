@@ -14,7 +14,6 @@ import os
 import signal
 import sys
 import threading
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,6 +32,7 @@ from ._common import (
     progress,
     resolve_repo,
 )
+from ._signals import exit_later, exit_now
 
 if TYPE_CHECKING:
     from ..api import Librarian
@@ -70,7 +70,7 @@ def index_cmd(
             # SIGTERM: the index is written and unlocked by now (the unwinding above);
             # skip the interpreter's teardown, which takes a second or more with the
             # parser and tokenizer tables loaded
-            _exit_now(128 + signal.SIGTERM)
+            exit_now(128 + signal.SIGTERM)
 
 
 def _index(path: Path, *, as_json: bool) -> Librarian:
@@ -160,45 +160,24 @@ _STAGE_LABELS = {
 }
 
 
-#: after SIGTERM, ``--watch`` unwinds (rolls back, releases the index lock) for at most
-#: this long, then exits anyway: the index is crash-safe, so a clean-up cut short
-#: leaves what a SIGKILL would, and whoever sent the signal is not kept waiting
-_TERM_GRACE_S = 1.0
-
-
 def _stop_on_sigterm() -> threading.Event:
     """Make SIGTERM stop ``index --watch`` promptly; the event is set when it arrives.
 
-    The handler raises ``SystemExit`` like the CLI's own (unwinding a re-index in
-    progress), and also sets the event, which the watch loop polls every 50 ms:
-    the file watcher's native wait catches the exception a signal raises and would
-    otherwise report a plain end (exit 0), or go on waiting if the exception was
-    raised where nothing passes it on. A daemon thread ends the process if the
-    unwinding takes longer than ``_TERM_GRACE_S``.
+    The handler does what the CLI's own does (raise ``SystemExit`` to unwind a
+    re-index in progress, and end the process a second later if that exception is
+    swallowed, see ``_signals.py``), and also sets the event, which the watch loop
+    polls every 50 ms: the file watcher's native wait catches the exception a
+    signal raises and would otherwise report a plain end (exit 0).
     """
     stop = threading.Event()
 
     def on_sigterm(signum: int, _frame: object) -> None:
-        code = 128 + signum
-        if not stop.is_set():
-            stop.set()
-            threading.Thread(target=_exit_after, args=(code,), daemon=True).start()
-        raise SystemExit(code)
+        stop.set()
+        exit_later(128 + signum)
+        raise SystemExit(128 + signum)
 
     signal.signal(signal.SIGTERM, on_sigterm)
     return stop
-
-
-def _exit_after(code: int) -> None:
-    time.sleep(_TERM_GRACE_S)
-    _exit_now(code)
-
-
-def _exit_now(code: int) -> None:
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):
-            stream.flush()
-    os._exit(code)
 
 
 def _watch(lib: Librarian, stop: threading.Event, *, quiet: bool) -> None:
