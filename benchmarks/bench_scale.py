@@ -4,9 +4,13 @@
         [--sizes 250,1000,5000,20000] [--calls 20] [--seed 20]
 
 ``--source`` is a git repository (a bare mirror is fine) of a large multi-language
-monorepo; its HEAD tree is exported once. Each size is a seeded random sample of its
-tracked files, nested (the 1,000 hold the 250), so the mix of languages stays the
-same along the curve; each sample is committed to its own git repository.
+monorepo; its HEAD tree is exported once. Give ``--source`` several times to build the
+monorepo from several repositories: each HEAD tree is exported under a folder named
+after its repository (the folder above ``.git``/``repo`` for a mirror).
+
+Each size is a seeded random sample of the tracked files, nested (the 1,000 hold the
+250), so the mix of languages stays the same along the curve; each sample is committed
+to its own git repository.
 
 For each size: a cold ``librarian index --json`` (fresh process, empty per-user
 cache): wall, CPU (user+sys incl. workers), peak RSS and PSS summed over the
@@ -35,6 +39,12 @@ PYTHON = sys.executable
 sys.path.insert(0, str(REPO / "benchmarks"))
 from bench_cli import p95  # noqa: E402
 from bench_index import LAST_PSS, fresh_cache_env, git, run_measured  # noqa: E402
+
+
+def folder_name(source: Path) -> str:
+    """``/x/owner+name/repo``, ``/x/name.git`` and ``/x/name/.git`` all give ``name``."""
+    parts = [p for p in source.parts if p not in (".git", "repo")]
+    return parts[-1].removesuffix(".git").split("+")[-1]
 
 
 def export(source: Path, target: Path) -> list[str]:
@@ -115,7 +125,7 @@ def warm_compose(root: Path, tasks: list[str]) -> list[float]:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--source", type=Path, required=True)
+    ap.add_argument("--source", type=Path, action="append", required=True)
     ap.add_argument("--sizes", default="250,1000,5000,20000")
     ap.add_argument("--calls", type=int, default=20)
     ap.add_argument("--seed", type=int, default=20)
@@ -123,10 +133,16 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="bench-scale-"))
     print(f"cores: {os.cpu_count()}; load average before: {os.getloadavg()}")
     tree = work / "tree"
-    files = export(args.source.resolve(), tree)
+    files: list[str] = []
+    for source in args.source:
+        prefix = folder_name(source.resolve()) if len(args.source) > 1 else ""
+        got = export(source.resolve(), tree / prefix)
+        files += [f"{prefix}/{f}" if prefix else f for f in got]
+        print(f"source: {source} HEAD, {len(got)} files" + (f" under {prefix}/" if prefix else ""))
+    files.sort()
     order = files[:]
     random.Random(args.seed).shuffle(order)
-    print(f"source: {args.source} HEAD, {len(files)} files")
+    print(f"{len(files)} files in all")
     rows = []
     for size in (int(s) for s in args.sizes.split(",")):
         chosen = sorted(order[:size])
