@@ -5,10 +5,12 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import queue
 import shutil
 import sqlite3
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -77,6 +79,26 @@ def start(repo: Path, *args: str, env: dict[str, str] | None = None) -> subproce
         stderr=subprocess.PIPE,
         text=True,
     )
+
+
+def stderr_lines(
+    proc: subprocess.Popen[str], keep: list[str] | None = None
+) -> queue.Queue[str | None]:
+    """``proc``'s stderr lines as they come (None at the end), also appended to ``keep``."""
+    lines: queue.Queue[str | None] = queue.Queue()
+    stream = proc.stderr
+    assert stream is not None
+
+    def pump() -> None:
+        with contextlib.suppress(ValueError, OSError):
+            for line in stream:
+                if keep is not None:
+                    keep.append(line)
+                lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=pump, daemon=True).start()
+    return lines
 
 
 def descendants(pid: int) -> set[int]:

@@ -34,7 +34,6 @@ import random
 import shutil
 import signal
 import subprocess
-import threading
 import time
 import traceback
 from collections.abc import Callable
@@ -56,6 +55,7 @@ from .conftest import (
     librarian,
     lock_is_free,
     start,
+    stderr_lines,
 )
 
 #: a loop of 20 rounds, each a process start, a kill and a next command
@@ -188,19 +188,7 @@ def _launch(record: Round, repo: Path, *args: str) -> subprocess.Popen[str]:
 
 def _pump(proc: subprocess.Popen[str], record: Round) -> queue.Queue[str | None]:
     """Collect the process's stderr lines (into the record and a queue; None at the end)."""
-    lines: queue.Queue[str | None] = queue.Queue()
-    stream = proc.stderr
-    assert stream is not None
-
-    def pump() -> None:
-        with contextlib.suppress(ValueError, OSError):
-            for line in stream:
-                record.output.append(line)
-                lines.put(line)
-        lines.put(None)
-
-    threading.Thread(target=pump, daemon=True).start()
-    return lines
+    return stderr_lines(proc, record.output)
 
 
 def _signal(proc: subprocess.Popen[str], sig: int, record: Round) -> None:

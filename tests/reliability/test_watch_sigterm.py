@@ -21,7 +21,6 @@ import queue
 import signal
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -30,7 +29,7 @@ import pytest
 from codelibrarian.index.indexer import index_workspace
 from tests.helpers import wait_gone
 
-from .conftest import NEXT_COMMAND_S, assert_sound, descendants, fresh_copy
+from .conftest import NEXT_COMMAND_S, assert_sound, descendants, fresh_copy, stderr_lines
 
 pytestmark = pytest.mark.reliability
 
@@ -66,18 +65,7 @@ def _run(repo: Path, *args: str) -> tuple[subprocess.Popen[str], queue.Queue[str
         cwd=repo, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
-    lines: queue.Queue[str | None] = queue.Queue()
-    stream = proc.stderr
-    assert stream is not None
-
-    def pump() -> None:
-        with contextlib.suppress(ValueError, OSError):
-            for line in stream:
-                lines.put(line)
-        lines.put(None)
-
-    threading.Thread(target=pump, daemon=True).start()
-    return proc, lines
+    return proc, stderr_lines(proc)
 
 
 def _wait_for(
