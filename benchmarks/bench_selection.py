@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Pattern selection quality on the labelled intents (benchmarks/intents/).
 
-    python benchmarks/bench_selection.py                    # both halves, every selector
-    python benchmarks/bench_selection.py --split dev --errors   # dev misses, for tuning
+    python benchmarks/bench_selection.py                    # dev and dev2, every selector
+    python benchmarks/bench_selection.py --split dev2 --errors  # dev2 misses, for tuning
+    python benchmarks/bench_selection.py --split eval       # the held-out half: aggregates only
+    python benchmarks/bench_selection.py --first-plan --runs 5  # cold cost of the first selection
     python benchmarks/bench_selection.py --json
 
 Selectors compared, on each half separately:
@@ -18,8 +20,9 @@ Selectors compared, on each half separately:
 
 Top-1 counts the first pattern when it is the row's ``label`` or ``also``; top-3 when
 either is among the first three; the strict figures count ``label`` only. Per-item
-results are printed only for the ``dev`` half (``--errors``): the ``eval`` half is
-for measuring, never for tuning (benchmarks/intents/README.md).
+results are printed only for the tuning splits ``dev`` and ``dev2`` (``--errors``): the
+``eval`` half is for measuring, never for tuning (benchmarks/intents/README.md), and runs
+only when asked for by name.
 """
 
 from __future__ import annotations
@@ -48,10 +51,13 @@ from codelibrarian.query.embed import load_embedder  # noqa: E402
 from codelibrarian.techniques.registry import default_library  # noqa: E402
 
 INTENTS = ROOT / "benchmarks" / "intents" / "intents.jsonl"
+DEV2 = ROOT / "benchmarks" / "intents" / "dev2.jsonl"
+TUNING = ("dev", "dev2")
 
 
 def load(split: str | None) -> list[dict[str, Any]]:
-    rows = [json.loads(line) for line in INTENTS.read_text(encoding="utf-8").splitlines() if line]
+    path = DEV2 if split == "dev2" else INTENTS
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
     return [r for r in rows if split is None or r["split"] == split]
 
 
@@ -126,16 +132,52 @@ def score(rows: list[dict[str, Any]], rank: Any) -> dict[str, Any]:
     }
 
 
+_FIRST_PLAN = """
+import sys, time
+t0 = time.perf_counter()
+sys.path.insert(0, {src!r})
+from codelibrarian.planning.selector import select
+from codelibrarian.service.planning import matchers
+from codelibrarian.techniques.registry import default_library
+lib = default_library()
+pm, cm = matchers(lib, embeddings={emb})
+select("why does checkout fail since Tuesday's deploy", lib, pm, cm)
+print((time.perf_counter() - t0) * 1000)
+"""
+
+
+def first_plan(runs: int) -> dict[str, float]:
+    """Median wall time (ms) of a fresh process's first selection: imports, the library,
+    the matchers (with or without the embedding model) and one ``select``; alternated."""
+    import statistics
+    import subprocess
+
+    got: dict[str, list[float]] = {"keywords": [], "embeddings": []}
+    for _ in range(runs):
+        for mode in ("keywords", "embeddings"):
+            code = _FIRST_PLAN.format(src=str(ROOT / "src"), emb=mode == "embeddings")
+            out = subprocess.run(
+                [sys.executable, "-c", code], capture_output=True, text=True, check=True
+            )
+            got[mode].append(float(out.stdout.strip().splitlines()[-1]))
+    return {m: round(statistics.median(v), 1) for m, v in got.items()}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--split", choices=("dev", "eval", "both"), default="both")
+    ap.add_argument("--split", choices=("dev", "dev2", "tuning", "eval", "all"), default="tuning")
     ap.add_argument("--selectors", default="embeddings,keywords,baseline")
-    ap.add_argument("--errors", action="store_true", help="print dev misses (dev only)")
+    ap.add_argument("--errors", action="store_true", help="print misses (dev and dev2 only)")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--first-plan", action="store_true", help="time a fresh process's first select")
+    ap.add_argument("--runs", type=int, default=5)
     args = ap.parse_args()
-    if args.errors and args.split != "dev":
-        raise SystemExit("--errors is for the dev half only: eval is never read item by item")
-    splits = ("dev", "eval") if args.split == "both" else (args.split,)
+    if args.first_plan:
+        print(json.dumps(first_plan(args.runs), indent=2))
+        return 0
+    splits = {"tuning": TUNING, "all": (*TUNING, "eval")}.get(args.split, (args.split,))
+    if args.errors and "eval" in splits:
+        raise SystemExit("--errors is for dev and dev2 only: eval is never read item by item")
     rankers = {
         "embeddings": lambda: planner_ranker("embeddings"),
         "keywords": lambda: planner_ranker("keywords"),
@@ -148,12 +190,12 @@ def main() -> int:
             res = score(load(split), rank)
             misses = res.pop("_misses")
             out[f"{name}/{split}"] = res
-            if args.errors and split == "dev":
+            if args.errors and split in TUNING:
                 for m in misses:
                     got = ", ".join(g.removeprefix("pattern_") for g in m["got"])
                     want = m["label"].removeprefix("pattern_")
                     also = f" (also {m['also'].removeprefix('pattern_')})" if m["also"] else ""
-                    print(f"[{name}] want {want}{also}; got {got}: {m['intent']}")
+                    print(f"[{name}/{split}] want {want}{also}; got {got}: {m['intent']}")
     if args.json:
         print(json.dumps(out, indent=2))
     else:
