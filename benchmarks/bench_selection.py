@@ -38,6 +38,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
+from codelibrarian.planning.examples import ExampleModel, Labelled  # noqa: E402
 from codelibrarian.planning.selector import select  # noqa: E402
 from codelibrarian.planning.semantic import (  # noqa: E402
     EmbeddingMatcher,
@@ -75,8 +76,25 @@ def baseline_ranker() -> Any:
     return rank
 
 
-def planner_ranker(mode: str) -> Any:
+def example_model(train: str) -> Any:
+    """``bundled``: the shipped model (dev + dev2); ``none``: no example vote; otherwise
+    a model trained on the catalog and the named tuning splits only (``dev``, ``dev2``),
+    so that the other split is a held-out check of the vote."""
+    if train == "bundled":
+        return True
+    if train == "none":
+        return None
     lib = default_library()
+    rows = [r for split in train.split("+") for r in load(split)]
+    assert all(r["split"] in TUNING for r in rows)
+    return ExampleModel(
+        pattern_texts(lib), [Labelled(r["intent"], r["label"], r["also"]) for r in rows]
+    )
+
+
+def planner_ranker(mode: str, train: str = "bundled") -> Any:
+    lib = default_library()
+    model = example_model(train)
     if mode == "embeddings":
         emb = load_embedder()
         if emb is None:
@@ -92,7 +110,7 @@ def planner_ranker(mode: str) -> Any:
         cm = KeywordMatcher(composition_texts(lib))
 
     def rank(text: str) -> list[str]:
-        return [c.id for c in select(text, lib, pm, cm).patterns]
+        return [c.id for c in select(text, lib, pm, cm, examples=model).patterns]
 
     return rank
 
@@ -171,6 +189,11 @@ def main() -> int:
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--first-plan", action="store_true", help="time a fresh process's first select")
     ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument(
+        "--train",
+        default="bundled",
+        help="example vote: bundled (dev+dev2), none, dev, dev2 or dev+dev2",
+    )
     args = ap.parse_args()
     if args.first_plan:
         print(json.dumps(first_plan(args.runs), indent=2))
@@ -179,8 +202,8 @@ def main() -> int:
     if args.errors and "eval" in splits:
         raise SystemExit("--errors is for dev and dev2 only: eval is never read item by item")
     rankers = {
-        "embeddings": lambda: planner_ranker("embeddings"),
-        "keywords": lambda: planner_ranker("keywords"),
+        "embeddings": lambda: planner_ranker("embeddings", args.train),
+        "keywords": lambda: planner_ranker("keywords", args.train),
         "baseline": baseline_ranker,
     }
     out: dict[str, dict[str, Any]] = {}

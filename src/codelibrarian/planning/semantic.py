@@ -40,6 +40,7 @@ __all__ = [
     "MatcherMode",
     "composition_texts",
     "pattern_texts",
+    "split_identifiers",
     "stem",
     "words",
 ]
@@ -286,19 +287,40 @@ _SUFFIXES = ("ations", "ation", "ments", "ment", "ings", "ing", "ies", "ied", "e
 
 
 def stem(word: str) -> str:
-    """A light suffix stripper: enough to meet "failing"/"fails"/"failed" as "fail"."""
+    """A light suffix stripper: "failing"/"fails"/"failed" meet as "fail", and a final
+    silent "e" goes too, so "upgrade"/"upgrades"/"upgrading" meet as "upgrad"."""
     for suffix in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             base = word[: -len(suffix)]
             if suffix in ("ies", "ied"):
                 return base + "y"
-            return base
+            word = base
+            break
+    if word.endswith("e") and len(word) >= 5:
+        return word[:-1]
     return word
 
 
+#: a lower-case or digit followed by an upper-case letter, or an upper-case run before a
+#: capitalised word: the seams of camelCase and PascalCase identifiers
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_SNAKE = re.compile(r"(?<=[A-Za-z0-9])[_.](?=[A-Za-z])")
+
+
+def split_identifiers(text: str) -> str:
+    """``text`` with identifiers opened into words: ``SessionStateListener`` ->
+    ``Session State Listener``, ``delete_user`` -> ``delete user``, ``README.md`` ->
+    ``README md``, so that a request naming code meets the words of the catalog."""
+    return _CAMEL.sub(" ", _SNAKE.sub(" ", text))
+
+
 def words(text: str) -> list[str]:
-    """Stemmed content words of ``text`` (stop words dropped)."""
-    return [stem(w) for w in _WORD.findall(text.lower()) if w not in _STOP and len(w) > 1]
+    """Stemmed content words of ``text`` (identifiers opened, stop words dropped)."""
+    return [
+        stem(w)
+        for w in _WORD.findall(split_identifiers(text).lower())
+        if w not in _STOP and len(w) > 1
+    ]
 
 
 def _vector(counts: Counter[str], idf: Mapping[str, float]) -> dict[str, float]:
