@@ -38,16 +38,18 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
-from codelibrarian.planning.examples import ExampleModel, Labelled  # noqa: E402
+from codelibrarian.planning.examples import ExampleModel  # noqa: E402
 from codelibrarian.planning.selector import select  # noqa: E402
 from codelibrarian.planning.semantic import (  # noqa: E402
     EmbeddingMatcher,
     HybridMatcher,
     KeywordMatcher,
+    catalog_texts,
     composition_texts,
     pattern_texts,
     words,
 )
+from codelibrarian.planning.training import Labelled  # noqa: E402
 from codelibrarian.query.embed import load_embedder  # noqa: E402
 from codelibrarian.techniques.registry import default_library  # noqa: E402
 
@@ -84,12 +86,27 @@ def example_model(train: str) -> Any:
         return True
     if train == "none":
         return None
-    lib = default_library()
+    return ExampleModel(catalog_texts(default_library()), training(train))
+
+
+def training(train: str) -> list[Labelled]:
     rows = [r for split in train.split("+") for r in load(split)]
     assert all(r["split"] in TUNING for r in rows)
-    return ExampleModel(
-        pattern_texts(lib), [Labelled(r["intent"], r["label"], r["also"]) for r in rows]
-    )
+    return [Labelled(r["intent"], r["label"], r["also"]) for r in rows]
+
+
+def matcher_texts(train: str) -> dict[str, tuple[str, ...]]:
+    """Pattern texts for the matchers: with the training requests of the same subset the
+    example vote was trained on, so a held-out split never meets its own rows."""
+    lib = default_library()
+    if train == "bundled":
+        return pattern_texts(lib)
+    out = {k: list(v) for k, v in catalog_texts(lib).items()}
+    for row in training(train) if train != "none" else []:
+        for key in (row.label, row.also):
+            if key is not None:
+                out[key].append(row.text)
+    return {k: tuple(dict.fromkeys(v)) for k, v in out.items()}
 
 
 def planner_ranker(mode: str, train: str = "bundled") -> Any:
@@ -100,13 +117,13 @@ def planner_ranker(mode: str, train: str = "bundled") -> Any:
         if emb is None:
             raise SystemExit("the embeddings selector needs the `semantic` extra")
         pm: Any = HybridMatcher(
-            EmbeddingMatcher(emb, pattern_texts(lib)), KeywordMatcher(pattern_texts(lib))
+            EmbeddingMatcher(emb, matcher_texts(train)), KeywordMatcher(matcher_texts(train))
         )
         cm: Any = HybridMatcher(
             EmbeddingMatcher(emb, composition_texts(lib)), KeywordMatcher(composition_texts(lib))
         )
     else:
-        pm = KeywordMatcher(pattern_texts(lib))
+        pm = KeywordMatcher(matcher_texts(train))
         cm = KeywordMatcher(composition_texts(lib))
 
     def rank(text: str) -> list[str]:

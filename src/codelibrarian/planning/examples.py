@@ -7,10 +7,9 @@ Bayes model over the stemmed words of a request and its adjacent word pairs, tra
 
 * the pattern catalog's own texts (every situation's example intents, its trigger and
   the pattern's description), and
-* the bundled training requests (``data/training_intents.jsonl``): the ``dev`` half of
+* the bundled training requests (:mod:`.training`): the ``dev`` half of
   ``benchmarks/intents/intents.jsonl`` and ``benchmarks/intents/dev2.jsonl``, labelled
-  by ``benchmarks/intents/LABELLING.md``. The ``eval`` half is never part of it (a test
-  checks); ``benchmarks/intents/export_training.py`` writes the file.
+  by ``benchmarks/intents/LABELLING.md``; never the ``eval`` half.
 
 A word that appears in the examples of one pattern and not the others weighs for that
 pattern; a word every pattern's examples use weighs for none. That is how the vote
@@ -25,15 +24,14 @@ for the winning pattern against the field.
 
 from __future__ import annotations
 
-import json
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from .semantic import pattern_texts, words
+from .semantic import catalog_texts, words
+from .training import Labelled, bundled
 
 if TYPE_CHECKING:
     from ..techniques.registry import Library
@@ -44,7 +42,6 @@ __all__ = [
     "Vote",
     "default_model",
     "features",
-    "training_rows",
 ]
 
 #: integer weights of one text in the counts
@@ -54,17 +51,7 @@ ALSO_WEIGHT = 1
 SMOOTHING = 1
 #: how many of the request's features the explanation names
 _REASONS = 3
-_TRAINING = "data/training_intents.jsonl"
-
-
-@dataclass(frozen=True, slots=True)
-class Labelled:
-    """A training request: its text, the pattern a senior engineer would start, and a
-    second acceptable pattern (or ``None``)."""
-
-    text: str
-    label: str
-    also: str | None = None
+_CACHE_SIZE = 8
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,16 +134,6 @@ class ExampleModel:
         return tuple(f.replace("_", " ") for f in ranked[:_REASONS] if lift(f) > 0)
 
 
-def training_rows(text: str) -> tuple[Labelled, ...]:
-    """Parse a training file (JSON lines with ``intent``, ``label`` and ``also``)."""
-    out = []
-    for line in text.splitlines():
-        if line.strip():
-            row = json.loads(line)
-            out.append(Labelled(row["intent"], row["label"], row.get("also")))
-    return tuple(out)
-
-
 _CACHE: dict[int, tuple[Library, ExampleModel]] = {}
 
 
@@ -166,7 +143,8 @@ def default_model(library: Library) -> ExampleModel:
     got = _CACHE.get(id(library))
     if got is not None and got[0] is library:
         return got[1]
-    data = resources.files("codelibrarian.planning").joinpath(_TRAINING).read_text("utf-8")
-    model = ExampleModel(pattern_texts(library), training_rows(data))
+    model = ExampleModel(catalog_texts(library), bundled())
+    if len(_CACHE) >= _CACHE_SIZE:
+        _CACHE.clear()
     _CACHE[id(library)] = (library, model)
     return model

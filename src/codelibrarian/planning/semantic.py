@@ -1,9 +1,12 @@
 """How close an intent is to each pattern's example intents: embeddings, or keywords.
 
-Each pattern is represented by its own texts from the catalog: the example
-intents of its situations (at least five each), the situation triggers and the
-pattern's description. Compositions are represented by their name and
-description. (The labelled evaluation intents are never part of these texts.)
+Each pattern is represented by its own texts from the catalog (the example intents
+of its situations, at least five each, the situation triggers and the pattern's
+description) and by the bundled training requests labelled with it
+(:mod:`.training`: the ``dev`` and ``dev2`` splits of ``benchmarks/intents/``), so
+that a request is compared with real requests too: nearest-example similarity.
+Compositions are represented by their name and description. (The labelled
+evaluation half is never part of these texts.)
 
 * :class:`EmbeddingMatcher` embeds those texts once with an
   :class:`~codelibrarian.query.embed.Embedder` (the bundled static model) and
@@ -38,6 +41,7 @@ __all__ = [
     "Match",
     "Matcher",
     "MatcherMode",
+    "catalog_texts",
     "composition_texts",
     "pattern_texts",
     "split_identifiers",
@@ -81,6 +85,19 @@ class Matcher(Protocol):
 
 
 def pattern_texts(library: Library) -> dict[str, tuple[str, ...]]:
+    """Every pattern's catalog texts (:func:`catalog_texts`) followed by the bundled
+    training requests labelled with it (``label`` or ``also``), in file order."""
+    from .training import bundled
+
+    out = {k: list(v) for k, v in catalog_texts(library).items()}
+    for row in bundled():
+        for key in (row.label, row.also):
+            if key is not None and key in out:
+                out[key].append(row.text)
+    return {k: tuple(dict.fromkeys(v)) for k, v in out.items()}
+
+
+def catalog_texts(library: Library) -> dict[str, tuple[str, ...]]:
     """Every pattern's example intents, situation triggers and description."""
     out: dict[str, tuple[str, ...]] = {}
     for pid in sorted(library.patterns):
