@@ -27,7 +27,8 @@ On top of the seed's five, like the historical boost, comes a sixth aspect:
   answers for wording the cue tables do not know, and it weighs every word by how well
   it tells the patterns apart in the examples.
 
-The total is an integer; candidates are ordered by total, then raw similarity,
+The total is the aspects' points scaled to per mille (divided by the sum of the
+weights, 1300), plus the historical boost: an integer; candidates are ordered by total, then raw similarity,
 then id — a total order. Compositions score against their own metadata; their
 semantic aspect blends the similarity of the pattern they realize (two thirds)
 with their own description's (one third). Each aspect carries a sentence saying
@@ -75,6 +76,8 @@ WEIGHTS: Mapping[str, int] = {
     "semantic": 200,
     "examples": 300,
 }
+#: the aspects' points are scaled by this to a per-mille total
+_TOTAL_WEIGHT = sum(WEIGHTS.values())
 _ACTION_POS = (1000, 600, 450)
 _DOMAIN_POS = (1000, 850, 700, 600)
 _GENERAL_FIT = 450
@@ -312,7 +315,7 @@ def _candidate(
         examples,
     )
     boost = history.boost if history is not None else 0
-    score = max(0, sum(a.points for a in aspects) + boost)
+    score = max(0, sum(a.points for a in aspects) * 1000 // _TOTAL_WEIGHT + boost)
     return Candidate(kind, cid, name, score, aspects, similarity, closest, history, patterns)
 
 
