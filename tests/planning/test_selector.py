@@ -31,7 +31,7 @@ def test_weights_are_the_seeds_plus_the_example_vote() -> None:
     assert seed == {"action": 300, "domain": 250, "urgency": 100, "scope": 150,
                     "semantic": 200}  # fmt: skip
     assert sum(seed.values()) == 1000
-    assert WEIGHTS["examples"] == 300
+    assert WEIGHTS["examples"] == 700
 
 
 def test_debug_the_auth_issue_is_investigation_plus_security(

@@ -21,14 +21,14 @@ semantic 200), plus the historical boost of its finished runs:
 
 On top of the seed's five, like the historical boost, comes a sixth aspect:
 
-* **examples** (weight 300) — the example vote (:mod:`.examples`): the posterior,
+* **examples** (weight 700) — the example vote (:mod:`.examples`): the posterior,
   per mille, that labelled requests worded like this one ask for the candidate's
   pattern (a composition takes the vote of the first pattern it realizes). It is what
   answers for wording the cue tables do not know, and it weighs every word by how well
   it tells the patterns apart in the examples.
 
 The total is the aspects' points scaled to per mille (divided by the sum of the
-weights, 1300), plus the historical boost: an integer; candidates are ordered by total, then raw similarity,
+weights, 1700), plus the historical boost: an integer; candidates are ordered by total, then raw similarity,
 then id — a total order. Compositions score against their own metadata; their
 semantic aspect blends the similarity of the pattern they realize (two thirds)
 with their own description's (one third). Each aspect carries a sentence saying
@@ -67,14 +67,16 @@ __all__ = [
 
 ASPECTS: tuple[str, ...] = ("action", "domain", "urgency", "scope", "semantic", "examples")
 #: the seed's aspect weights (0.3 / 0.25 / 0.1 / 0.15 / 0.2), per mille, and the example
-#: vote on top of them (its weight chosen on the tuning splits, benchmarks/RESULTS.md)
+#: vote on top of them: its weight was chosen on dev2 while the cue tables were still
+#: tuned on dev alone, so that neither had seen the requests it was chosen on
+#: (benchmarks/RESULTS.md, "Selection quality, second pass")
 WEIGHTS: Mapping[str, int] = {
     "action": 300,
     "domain": 250,
     "urgency": 100,
     "scope": 150,
     "semantic": 200,
-    "examples": 300,
+    "examples": 700,
 }
 #: the aspects' points are scaled by this to a per-mille total
 _TOTAL_WEIGHT = sum(WEIGHTS.values())
