@@ -202,7 +202,9 @@ def _check_extra(rows: list[dict[str, object]]) -> list[str]:
     """The dev2 file: only dev2 rows, large enough, every pattern present, and nothing shared
     with the first set (no id, intent or source), so that it is new data and eval stays unseen."""
     problems = [
-        f"split: {r['id']} is {r['split']!r} in a dev2 file" for r in rows if r["split"] != EXTRA_SPLIT
+        f"split: {r['id']} is {r['split']!r} in a dev2 file"
+        for r in rows
+        if r["split"] != EXTRA_SPLIT
     ]
     if len(rows) < MIN_EXTRA:
         problems.append(f"split: dev2 has {len(rows)} intents, fewer than {MIN_EXTRA}")

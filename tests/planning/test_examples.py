@@ -35,7 +35,9 @@ def test_bundled_training_is_the_tuning_splits_and_never_eval() -> None:
     assert shipped and {r["split"] for r in shipped} == {"dev", "dev2"}
     assert not eval_ids & {r["id"] for r in shipped}
     assert not eval_texts & {r["intent"] for r in shipped}
-    assert not eval_texts & {t for texts in pattern_texts(default_library()).values() for t in texts}
+    assert not eval_texts & {
+        t for texts in pattern_texts(default_library()).values() for t in texts
+    }
     assert len(bundled()) == len(shipped)
     check = subprocess.run(
         [sys.executable, str(INTENTS / "export_training.py"), "--check"],
@@ -62,7 +64,9 @@ def test_vote_learns_discriminative_words_and_is_deterministic() -> None:
     model = ExampleModel(catalog, [Labelled("post a message to slack when done", "b")])
     one, two = model.vote("send a slack message"), model.vote("send a slack message")
     assert one == two
-    assert one.scores["b"] > one.scores["a"] and all(isinstance(v, int) for v in one.scores.values())
+    assert one.scores["b"] > one.scores["a"] and all(
+        isinstance(v, int) for v in one.scores.values()
+    )
     assert "slack" in one.reasons
     assert model.vote("zzz").scores == {"a": 0, "b": 0}
 

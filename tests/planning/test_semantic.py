@@ -31,7 +31,9 @@ def test_stem_and_words() -> None:
 
 def test_identifiers_open_into_words() -> None:
     assert split_identifiers("SessionStateListener") == "Session State Listener"
-    assert split_identifiers("HTTPServer delete_user README.md") == "HTTP Server delete user README md"
+    assert (
+        split_identifiers("HTTPServer delete_user README.md") == "HTTP Server delete user README md"
+    )
     assert words("excluirProduto() fails") == ["excluir", "produto", "fail"]
     assert split_identifiers("v1.2.3 and 12.03.2023") == "v1.2.3 and 12.03.2023"
 

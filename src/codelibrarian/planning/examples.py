@@ -28,6 +28,7 @@ import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from .semantic import catalog_texts, words
@@ -68,7 +69,7 @@ class Vote:
 def features(text: str) -> tuple[str, ...]:
     """Distinct stemmed words and adjacent word pairs (``a_b``) of ``text``, sorted."""
     ws = words(text)
-    pairs = (f"{a}_{b}" for a, b in zip(ws, ws[1:], strict=False))
+    pairs = (f"{a}_{b}" for a, b in pairwise(ws))
     return tuple(sorted({*ws, *pairs}))
 
 
@@ -85,9 +86,13 @@ class ExampleModel:
         for row in labelled:
             self.size += 1
             feats = features(row.text)
-            for key, weight in ((row.label, LABEL_WEIGHT), (row.also, ALSO_WEIGHT)):
-                if key is not None and key in counts:
-                    counts[key].update(dict.fromkeys(feats, weight))
+            pairs: tuple[tuple[str | None, int], ...] = (
+                (row.label, LABEL_WEIGHT),
+                (row.also, ALSO_WEIGHT),
+            )
+            for target, weight in pairs:
+                if target is not None and target in counts:
+                    counts[target].update(dict.fromkeys(feats, weight))
         vocab = sorted(set().union(*(set(c) for c in counts.values())))
         self._vocab = frozenset(vocab)
         width = len(vocab)
@@ -112,7 +117,7 @@ class ExampleModel:
         """The posterior over patterns for ``text`` (per mille) and its deciding features."""
         feats = [f for f in features(text) if f in self._vocab]
         if not feats or not self._keys:
-            return Vote({k: 0 for k in self._keys}, ())
+            return Vote(dict.fromkeys(self._keys, 0), ())
         ll = {k: self._loglik(k, feats) for k in self._keys}
         top = max(ll.values())
         odds = {k: math.exp(v - top) for k, v in ll.items()}

@@ -335,7 +335,7 @@ ACTION_CUES: Mapping[str, tuple[Cue, ...]] = _table(
         *_c(900, rf"\breview (?:\w+ ){{0,3}}{_CODE_CHANGE}\b"),
         *_c(
             700,
-            rf"\b(?:this|my) change\b",
+            r"\b(?:this|my) change\b",
             rf"\b(?:this|my|the) {_CODE_CHANGE}\b",
             r"\bstaged changes\b",
             r"\bbefore i commit\b",

@@ -28,10 +28,10 @@ On top of the seed's five, like the historical boost, comes a sixth aspect:
   it tells the patterns apart in the examples.
 
 The total is the aspects' points scaled to per mille (divided by the sum of the
-weights, 1700), plus the historical boost: an integer; candidates are ordered by total, then raw similarity,
-then id — a total order. Compositions score against their own metadata; their
-semantic aspect blends the similarity of the pattern they realize (two thirds)
-with their own description's (one third). Each aspect carries a sentence saying
+weights, 1700), plus the historical boost: an integer; candidates are ordered by
+total, then raw similarity, then id — a total order. Compositions score against
+their own metadata; their semantic aspect blends the similarity of the pattern they
+realize (two thirds) with their own description's (one third). Each aspect carries a sentence saying
 why, and the selection records what it could not do (no embedding model, no run
 history) as ``unverified_by_trace`` degradations.
 """
@@ -348,7 +348,7 @@ def select(
     traces: Sequence[RunTrace] = (),
     intent: DecomposedIntent | None = None,
     degradations: Sequence[UnverifiedByTrace] = (),
-    examples: ExampleModel | None | bool = True,
+    examples: ExampleModel | bool | None = True,
 ) -> Selection:
     """Rank every pattern and composition of ``library`` for ``text`` (module docstring).
 
