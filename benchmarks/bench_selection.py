@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """Pattern selection quality on the labelled intents (benchmarks/intents/).
 
-    python benchmarks/bench_selection.py                    # both halves, every selector
-    python benchmarks/bench_selection.py --split dev --errors   # dev misses, for tuning
+    python benchmarks/bench_selection.py                    # dev and dev2, every selector
+    python benchmarks/bench_selection.py --split dev2 --errors  # dev2 misses, for tuning
+    python benchmarks/bench_selection.py --split eval       # the held-out half: aggregates only
+    python benchmarks/bench_selection.py --first-plan --runs 5  # cold cost of the first selection
+    python benchmarks/bench_selection.py --first-plan --src ../other-checkout/src  # A/B
     python benchmarks/bench_selection.py --json
 
 Selectors compared, on each half separately:
@@ -18,8 +21,9 @@ Selectors compared, on each half separately:
 
 Top-1 counts the first pattern when it is the row's ``label`` or ``also``; top-3 when
 either is among the first three; the strict figures count ``label`` only. Per-item
-results are printed only for the ``dev`` half (``--errors``): the ``eval`` half is
-for measuring, never for tuning (benchmarks/intents/README.md).
+results are printed only for the tuning splits ``dev`` and ``dev2`` (``--errors``): the
+``eval`` half is for measuring, never for tuning (benchmarks/intents/README.md), and runs
+only when asked for by name.
 """
 
 from __future__ import annotations
@@ -35,23 +39,29 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
+from codelibrarian.planning.examples import ExampleModel  # noqa: E402
 from codelibrarian.planning.selector import select  # noqa: E402
 from codelibrarian.planning.semantic import (  # noqa: E402
     EmbeddingMatcher,
     HybridMatcher,
     KeywordMatcher,
+    catalog_texts,
     composition_texts,
     pattern_texts,
     words,
 )
+from codelibrarian.planning.training import Labelled  # noqa: E402
 from codelibrarian.query.embed import load_embedder  # noqa: E402
 from codelibrarian.techniques.registry import default_library  # noqa: E402
 
 INTENTS = ROOT / "benchmarks" / "intents" / "intents.jsonl"
+DEV2 = ROOT / "benchmarks" / "intents" / "dev2.jsonl"
+TUNING = ("dev", "dev2")
 
 
 def load(split: str | None) -> list[dict[str, Any]]:
-    rows = [json.loads(line) for line in INTENTS.read_text(encoding="utf-8").splitlines() if line]
+    path = DEV2 if split == "dev2" else INTENTS
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
     return [r for r in rows if split is None or r["split"] == split]
 
 
@@ -69,24 +79,56 @@ def baseline_ranker() -> Any:
     return rank
 
 
-def planner_ranker(mode: str) -> Any:
+def example_model(train: str) -> Any:
+    """``bundled``: the shipped model (dev + dev2); ``none``: no example vote; otherwise
+    a model trained on the catalog and the named tuning splits only (``dev``, ``dev2``),
+    so that the other split is a held-out check of the vote."""
+    if train == "bundled":
+        return True
+    if train == "none":
+        return None
+    return ExampleModel(catalog_texts(default_library()), training(train))
+
+
+def training(train: str) -> list[Labelled]:
+    rows = [r for split in train.split("+") for r in load(split)]
+    assert all(r["split"] in TUNING for r in rows)
+    return [Labelled(r["intent"], r["label"], r["also"]) for r in rows]
+
+
+def matcher_texts(train: str) -> dict[str, tuple[str, ...]]:
+    """Pattern texts for the matchers: with the training requests of the same subset the
+    example vote was trained on, so a held-out split never meets its own rows."""
     lib = default_library()
+    if train == "bundled":
+        return pattern_texts(lib)
+    out = {k: list(v) for k, v in catalog_texts(lib).items()}
+    for row in training(train) if train != "none" else []:
+        for key in (row.label, row.also):
+            if key is not None:
+                out[key].append(row.text)
+    return {k: tuple(dict.fromkeys(v)) for k, v in out.items()}
+
+
+def planner_ranker(mode: str, train: str = "bundled") -> Any:
+    lib = default_library()
+    model = example_model(train)
     if mode == "embeddings":
         emb = load_embedder()
         if emb is None:
             raise SystemExit("the embeddings selector needs the `semantic` extra")
         pm: Any = HybridMatcher(
-            EmbeddingMatcher(emb, pattern_texts(lib)), KeywordMatcher(pattern_texts(lib))
+            EmbeddingMatcher(emb, matcher_texts(train)), KeywordMatcher(matcher_texts(train))
         )
         cm: Any = HybridMatcher(
             EmbeddingMatcher(emb, composition_texts(lib)), KeywordMatcher(composition_texts(lib))
         )
     else:
-        pm = KeywordMatcher(pattern_texts(lib))
+        pm = KeywordMatcher(matcher_texts(train))
         cm = KeywordMatcher(composition_texts(lib))
 
     def rank(text: str) -> list[str]:
-        return [c.id for c in select(text, lib, pm, cm).patterns]
+        return [c.id for c in select(text, lib, pm, cm, examples=model).patterns]
 
     return rank
 
@@ -126,19 +168,69 @@ def score(rows: list[dict[str, Any]], rank: Any) -> dict[str, Any]:
     }
 
 
+_FIRST_PLAN = """
+import sys, time
+t0 = time.perf_counter()
+sys.path.insert(0, {src!r})
+from codelibrarian.planning.selector import select
+from codelibrarian.service.planning import matchers
+from codelibrarian.techniques.registry import default_library
+lib = default_library()
+t1 = time.perf_counter()
+pm, cm = matchers(lib, embeddings={emb})
+select("why does checkout fail since Tuesday's deploy", lib, pm, cm)
+print((time.perf_counter() - t0) * 1000, (time.perf_counter() - t1) * 1000)
+"""
+
+
+def first_plan(runs: int, src: Path) -> dict[str, float]:
+    """Median wall time (ms) of a fresh process's first selection against the package in
+    ``src``: the whole of it (imports, library, matchers, one ``select``) and the part
+    after the imports and the library (matchers and one ``select``); modes alternated."""
+    import statistics
+    import subprocess
+
+    got: dict[str, list[list[float]]] = {"keywords": [], "embeddings": []}
+    for _ in range(runs):
+        for mode in ("keywords", "embeddings"):
+            code = _FIRST_PLAN.format(src=str(src), emb=mode == "embeddings")
+            out = subprocess.run(
+                [sys.executable, "-c", code], capture_output=True, text=True, check=True
+            )
+            got[mode].append([float(x) for x in out.stdout.split()])
+    out: dict[str, float] = {}
+    for mode, rows in got.items():
+        out[f"{mode}_whole_ms"] = round(statistics.median(r[0] for r in rows), 1)
+        out[f"{mode}_matchers_and_select_ms"] = round(statistics.median(r[1] for r in rows), 1)
+    return out
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--split", choices=("dev", "eval", "both"), default="both")
+    ap.add_argument("--split", choices=("dev", "dev2", "tuning", "eval", "all"), default="tuning")
     ap.add_argument("--selectors", default="embeddings,keywords,baseline")
-    ap.add_argument("--errors", action="store_true", help="print dev misses (dev only)")
+    ap.add_argument("--errors", action="store_true", help="print misses (dev and dev2 only)")
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--first-plan", action="store_true", help="time a fresh process's first select")
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument(
+        "--src", type=Path, default=ROOT / "src", help="package tree --first-plan imports"
+    )
+    ap.add_argument(
+        "--train",
+        default="bundled",
+        help="example vote: bundled (dev+dev2), none, dev, dev2 or dev+dev2",
+    )
     args = ap.parse_args()
-    if args.errors and args.split != "dev":
-        raise SystemExit("--errors is for the dev half only: eval is never read item by item")
-    splits = ("dev", "eval") if args.split == "both" else (args.split,)
+    if args.first_plan:
+        print(json.dumps(first_plan(args.runs, args.src), indent=2))
+        return 0
+    splits = {"tuning": TUNING, "all": (*TUNING, "eval")}.get(args.split, (args.split,))
+    if args.errors and "eval" in splits:
+        raise SystemExit("--errors is for dev and dev2 only: eval is never read item by item")
     rankers = {
-        "embeddings": lambda: planner_ranker("embeddings"),
-        "keywords": lambda: planner_ranker("keywords"),
+        "embeddings": lambda: planner_ranker("embeddings", args.train),
+        "keywords": lambda: planner_ranker("keywords", args.train),
         "baseline": baseline_ranker,
     }
     out: dict[str, dict[str, Any]] = {}
@@ -148,12 +240,12 @@ def main() -> int:
             res = score(load(split), rank)
             misses = res.pop("_misses")
             out[f"{name}/{split}"] = res
-            if args.errors and split == "dev":
+            if args.errors and split in TUNING:
                 for m in misses:
                     got = ", ".join(g.removeprefix("pattern_") for g in m["got"])
                     want = m["label"].removeprefix("pattern_")
                     also = f" (also {m['also'].removeprefix('pattern_')})" if m["also"] else ""
-                    print(f"[{name}] want {want}{also}; got {got}: {m['intent']}")
+                    print(f"[{name}/{split}] want {want}{also}; got {got}: {m['intent']}")
     if args.json:
         print(json.dumps(out, indent=2))
     else:

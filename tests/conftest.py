@@ -29,3 +29,16 @@ def _private_parse_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[N
             os.environ.pop("LIBRARIAN_CACHE_DIR", None)
         else:
             os.environ["LIBRARIAN_CACHE_DIR"] = old
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The longest tests first: those declaring a longer timeout, then other slow ones,
+    then the rest in collection order. With two workers, a test of a minute or more
+    started last keeps one worker busy while the other idles."""
+
+    def key(item: pytest.Item) -> tuple[bool, float]:
+        timeout = item.get_closest_marker("timeout")
+        declared = float(timeout.args[0]) if timeout is not None and timeout.args else 0.0
+        return item.get_closest_marker("slow") is None, -declared
+
+    items.sort(key=key)

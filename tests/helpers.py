@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -82,3 +83,23 @@ def run_cli(
         input=input,
         timeout=240,
     )
+
+
+def running(pid: int) -> bool:
+    """Alive and not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as fh:
+            raw = fh.read()
+    except OSError:
+        return False
+    return raw[raw.rfind(b")") + 2 :].split()[0] != b"Z"
+
+
+def wait_gone(pids: set[int], seconds: float) -> set[int]:
+    """The pids still running after waiting up to ``seconds``."""
+    deadline = time.monotonic() + seconds
+    left = {p for p in pids if running(p)}
+    while left and time.monotonic() < deadline:
+        time.sleep(0.02)
+        left = {p for p in left if running(p)}
+    return left

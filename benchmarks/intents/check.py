@@ -6,6 +6,7 @@
     python3 benchmarks/intents/check.py --agreement mine.tsv   # compare pass 1 with your own pass
     python3 benchmarks/intents/check.py --blind > blind.jsonl  # ids and intents only, shuffled
     python3 benchmarks/intents/check.py path/to/other.jsonl
+    python3 benchmarks/intents/check.py benchmarks/intents/dev2.jsonl   # the second tuning split
 
 Exit status 0 when the file is valid, 1 with one line per problem otherwise. What is checked:
 the schema of every row, the 16 pattern ids, unique ids and intents, source links, the share of
@@ -57,6 +58,10 @@ KEYS = (
     "original",
 )
 SPLITS = ("dev", "eval")
+#: the second tuning split, collected after the first selector existed; kept in its own file
+EXTRA_SPLIT = "dev2"
+MIN_EXTRA = 100
+MIN_PER_PATTERN_EXTRA = 2
 SOURCE_KINDS = ("issue", "pull-request", "chat-style")
 INVENTED_PREFIX = "invented:"
 
@@ -105,8 +110,8 @@ def check_row(row: object, where: str) -> list[str]:
         problems.append(f"{where}: also {also!r} must be null or another pattern id")
     if not _text(row["why"]):
         problems.append(f"{where}: why is empty")
-    if row["split"] not in SPLITS:
-        problems.append(f"{where}: split {row['split']!r} is not dev or eval")
+    if row["split"] not in (*SPLITS, EXTRA_SPLIT):
+        problems.append(f"{where}: split {row['split']!r} is not dev, eval or dev2")
     problems.extend(_check_source(row, where))
     return problems
 
@@ -161,6 +166,8 @@ def check_rows(rows: list[object]) -> list[str]:
 
 
 def _check_balance(rows: list[dict[str, object]]) -> list[str]:
+    if any(r["split"] == EXTRA_SPLIT for r in rows):
+        return _check_extra(rows)
     problems = []
     total = len(rows)
     halves = Counter(str(r["split"]) for r in rows)
@@ -188,6 +195,42 @@ def _check_balance(rows: list[dict[str, object]]) -> list[str]:
         problems.append(
             f"{invented} of {total} intents are invented, over {MAX_INVENTED_SHARE:.0%}"
         )
+    return problems
+
+
+def _check_extra(rows: list[dict[str, object]]) -> list[str]:
+    """The dev2 file: only dev2 rows, large enough, every pattern present, and nothing shared
+    with the first set (no id, intent or source), so that it is new data and eval stays unseen."""
+    problems = [
+        f"split: {r['id']} is {r['split']!r} in a dev2 file"
+        for r in rows
+        if r["split"] != EXTRA_SPLIT
+    ]
+    if len(rows) < MIN_EXTRA:
+        problems.append(f"split: dev2 has {len(rows)} intents, fewer than {MIN_EXTRA}")
+    labels = Counter(str(r["label"]) for r in rows)
+    for pattern in PATTERNS:
+        if labels[pattern] < MIN_PER_PATTERN_EXTRA:
+            problems.append(
+                f"{pattern}: {labels[pattern]} in dev2, fewer than {MIN_PER_PATTERN_EXTRA}"
+            )
+    base_path = HERE / "intents.jsonl"
+    if base_path.is_file():
+        base, _ = load(base_path)
+        seen = {
+            (key, str(b[key]))
+            for b in base
+            if isinstance(b, dict)
+            for key in ("id", "intent", "source")
+            if b.get(key) is not None
+        }
+        for r in rows:
+            for key in ("id", "intent", "source"):
+                if r[key] is not None and (key, str(r[key])) in seen:
+                    problems.append(f"{r['id']}: its {key} is already in intents.jsonl")
+    invented = sum(1 for r in rows if r["source"] is None)
+    if rows and invented / len(rows) > MAX_INVENTED_SHARE:
+        problems.append(f"{invented} of {len(rows)} dev2 intents are invented")
     return problems
 
 
@@ -230,6 +273,11 @@ def blind_key(intent_id: str) -> str:
 
 
 def summary(rows: list[dict[str, object]]) -> str:
+    if any(r["split"] == EXTRA_SPLIT for r in rows):
+        labels = Counter(str(r["label"]) for r in rows)
+        out = ["| pattern | dev2 |", "|---|---:|"]
+        out += [f"| `{p}` | {labels[p]} |" for p in PATTERNS]
+        return "\n".join([*out, f"| **all** | {len(rows)} |"])
     cells = Counter((str(r["label"]), str(r["split"])) for r in rows)
     lines = ["| pattern | dev | eval | total |", "|---|---:|---:|---:|"]
     for pattern in PATTERNS:

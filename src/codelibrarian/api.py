@@ -53,6 +53,8 @@ from .tokens import get_tokenizer
 from .vitals import StatusRecord, VitalsSnapshot, measure, record_status
 
 if TYPE_CHECKING:
+    import threading
+
     from .execution.report import RunVerification, RunView
     from .execution.service import ExecutionService
     from .execution.store import TraceLoad
@@ -215,11 +217,19 @@ class Librarian:
         """Edges of each graph kind in the index (read-only; the index must exist)."""
         return edge_counts(self.root)
 
-    def watch(self, on_update: Callable[[UpdateResult], None] | None = None) -> None:
-        """Block, re-indexing files as they are saved, until Ctrl-C."""
+    def watch(
+        self,
+        on_update: Callable[[UpdateResult], None] | None = None,
+        stop: threading.Event | None = None,
+    ) -> None:
+        """Block, re-indexing files as they are saved, until Ctrl-C or ``stop`` is set.
+
+        ``stop`` is checked every 50 ms while waiting for changes (not during a
+        re-index, which a signal handler interrupts by raising).
+        """
         from .index.watch import watch_workspace
 
-        watch_workspace(self.root, self.config, on_update=on_update)
+        watch_workspace(self.root, self.config, on_update=on_update, stop_event=stop)
 
     def close(self) -> None:
         """Release the index connection."""

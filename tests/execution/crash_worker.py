@@ -6,12 +6,22 @@ composition with ``--provider ollama`` semantics (the model server is named by
 Either prints ``go`` once its imports are done, then each run's final status as
 JSON if it gets that far. The real service, the real run store, the real HTTP
 client: only the library is the tests' (builtin steps plus the test plugin's).
+
+``python -m tests.execution.crash_worker serve`` pays the imports once and then
+forks one such worker per request line read on stdin (``{"argv": [...], "out":
+FILE, "err": FILE}``: the worker's arguments and where its stdout and stderr go),
+printing ``pid N`` when the worker starts and ``exit CODE`` when it ended (a
+negative code: the signal that ended it). Each worker is still its own process,
+killed on its own; only the start-up (seconds of imports on a loaded machine) is
+shared.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
+import traceback
 from pathlib import Path
 
 from tests.execution.library import LIBRARY, compiled, executors
@@ -54,5 +64,35 @@ def main(argv: list[str]) -> int:
     return 0
 
 
+def serve() -> int:
+    """Fork a worker per request on stdin (see the module docstring); ends at EOF."""
+    import codelibrarian.execution.service
+    import codelibrarian.service.compose
+    import codelibrarian.service.workspace  # noqa: F401 - loaded once, inherited by each fork
+
+    print("ready", flush=True)
+    for line in sys.stdin:
+        request = json.loads(line)
+        pid = os.fork()
+        if pid == 0:  # the worker: its own output files, then exit without cleanup
+            code = 1
+            try:
+                for fd, path in ((1, request["out"]), (2, request["err"])):
+                    target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                    os.dup2(target, fd)
+                    os.close(target)
+                code = main(request["argv"])
+            except BaseException:
+                traceback.print_exc()
+            finally:
+                sys.stdout.flush()
+                sys.stderr.flush()
+                os._exit(code)
+        print(f"pid {pid}", flush=True)
+        _, status = os.waitpid(pid, 0)
+        print(f"exit {os.waitstatus_to_exitcode(status)}", flush=True)
+    return 0
+
+
 if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))
+    raise SystemExit(serve() if sys.argv[1:] == ["serve"] else main(sys.argv[1:]))

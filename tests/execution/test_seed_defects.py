@@ -128,7 +128,7 @@ def test_a_timebox_stops_a_running_step(buggy_repo: Path, tmp_path: Path) -> Non
     view = service.start(compiled(tree), "sleep a while", provider="fake")
     elapsed = time.monotonic() - started
     assert view.status == "terminated" and view.reason == "timebox_expired"
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 60  # the stopped step writes it: generous, returns early
     while not marker.exists() and time.monotonic() < deadline:
         time.sleep(0.02)
     assert marker.read_text().startswith("stopped after")

@@ -105,12 +105,18 @@ def test_watch_reindexes_a_saved_file(tmp_path: Path) -> None:
         daemon=True,
     )
     thread.start()
-    time.sleep(1.0)  # let the watcher start
-    (repo / "src/shop/models.py").write_text(
-        PYTHON["src/shop/models.py"] + "\ndef saved():\n    pass\n"
-    )
-    thread.join(timeout=60)
+    # the watcher starts at some point after the thread does: save until it sees one
+    deadline = time.monotonic() + 60
+    n = 0
+    while not stop.is_set() and time.monotonic() < deadline:
+        (repo / "src/shop/models.py").write_text(
+            PYTHON["src/shop/models.py"] + "\ndef saved():\n    pass\n" + "\n" * n
+        )
+        n += 1
+        stop.wait(1.0)
     stop.set()
+    thread.join(timeout=60)
+    assert not thread.is_alive()
     assert any("src/shop/models.py" in r.changed for r in seen)
     with open_store(repo, readonly=True) as store:
         assert store.symbols(name="saved")

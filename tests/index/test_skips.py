@@ -41,9 +41,9 @@ def _warm() -> None:
 def test_a_one_line_svg_costs_milliseconds(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "r", {"app/main.py": APP, "assets/icons.svg": one_line_svg()})
     _warm()
-    began = time.perf_counter()
+    began = time.process_time()  # CPU time: the claim holds on a loaded machine too
     stats = index_workspace(repo, cache=None)
-    assert time.perf_counter() - began < 1.0
+    assert time.process_time() - began < 1.0
     assert stats.skipped == {"long_lines": 1}
     with open_store(repo, readonly=True) as store:
         assert store.skipped() == [("assets/icons.svg", "long_lines")]

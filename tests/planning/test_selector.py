@@ -26,10 +26,12 @@ def kw() -> tuple[KeywordMatcher, KeywordMatcher]:
     return KeywordMatcher(pattern_texts(lib)), KeywordMatcher(composition_texts(lib))
 
 
-def test_weights_are_the_seeds() -> None:
-    assert dict(WEIGHTS) == {"action": 300, "domain": 250, "urgency": 100, "scope": 150,
-                             "semantic": 200}  # fmt: skip
-    assert sum(WEIGHTS.values()) == 1000
+def test_weights_are_the_seeds_plus_the_example_vote() -> None:
+    seed = {k: v for k, v in WEIGHTS.items() if k != "examples"}
+    assert seed == {"action": 300, "domain": 250, "urgency": 100, "scope": 150,
+                    "semantic": 200}  # fmt: skip
+    assert sum(seed.values()) == 1000
+    assert WEIGHTS["examples"] == 700
 
 
 def test_debug_the_auth_issue_is_investigation_plus_security(
@@ -39,9 +41,10 @@ def test_debug_the_auth_issue_is_investigation_plus_security(
     s = select("Debug the auth issue", lib, kw[0], kw[1])
     assert s.pattern.id == "pattern_bug_investigation"
     assert "pattern_security_audit" in [p.id for p in s.patterns[:3]]
-    comps = [c.id for c in s.compositions[:3]]
-    assert comps[0] == "tc_root_cause_recovery"
-    assert "tc_auth_security_review" in comps
+    # the plan realizes the chosen pattern; the security review stands beside it
+    assert s.compositions_for(s.pattern.id)[0].id == "tc_root_cause_recovery"
+    assert {c.id for c in s.compositions[:2]} == {"tc_root_cause_recovery",
+                                                   "tc_auth_security_review"}  # fmt: skip
     assert {"auth", "security"} <= set(s.intent.domain_words)
 
 
@@ -68,7 +71,7 @@ def test_every_candidate_explains_every_aspect(kw: tuple[KeywordMatcher, ...]) -
     for c in (*s.patterns, *s.compositions):
         assert tuple(a.name for a in c.aspects) == ASPECTS
         assert all(a.why and 0 <= a.score <= 1000 for a in c.aspects)
-        assert c.score == sum(a.points for a in c.aspects)
+        assert c.score == sum(a.points for a in c.aspects) * 1000 // sum(WEIGHTS.values())
     assert s.pattern.id == "pattern_performance_investigation"
 
 

@@ -6,7 +6,9 @@ from codelibrarian.planning.semantic import (
     EmbeddingMatcher,
     HybridMatcher,
     KeywordMatcher,
+    catalog_texts,
     pattern_texts,
+    split_identifiers,
     stem,
     words,
 )
@@ -22,7 +24,18 @@ TEXTS = {
 def test_stem_and_words() -> None:
     assert stem("failing") == stem("fails") == stem("failed") == "fail"
     assert stem("queries") == "query"
+    assert stem("upgrade") == stem("upgrades") == stem("upgrading") == stem("upgraded")
+    assert stem("release") == stem("released") == stem("releases")
     assert words("Why is THE login failing?") == ["login", "fail"]
+
+
+def test_identifiers_open_into_words() -> None:
+    assert split_identifiers("SessionStateListener") == "Session State Listener"
+    assert (
+        split_identifiers("HTTPServer delete_user README.md") == "HTTP Server delete user README md"
+    )
+    assert words("excluirProduto() fails") == ["excluir", "produto", "fail"]
+    assert split_identifiers("v1.2.3 and 12.03.2023") == "v1.2.3 and 12.03.2023"
 
 
 def test_keyword_matcher_ranks_by_shared_rare_words() -> None:
@@ -46,8 +59,12 @@ def test_embedding_matcher_is_deterministic_integer_similarity() -> None:
     assert h.mode == "embeddings" and "+" in h.name
 
 
-def test_pattern_texts_are_the_catalogs_own() -> None:
-    texts = pattern_texts(default_library())
-    assert len(texts) == 16
-    assert all(len(t) >= 6 for t in texts.values())
-    assert "Why is the login failing?" in texts["pattern_bug_investigation"]
+def test_pattern_texts_are_the_catalogs_then_the_training_requests() -> None:
+    lib = default_library()
+    catalog, texts = catalog_texts(lib), pattern_texts(lib)
+    assert len(catalog) == len(texts) == 16
+    assert all(len(t) >= 6 for t in catalog.values())
+    assert "Why is the login failing?" in catalog["pattern_bug_investigation"]
+    for key, own in catalog.items():
+        assert texts[key][: len(own)] == own
+        assert len(texts[key]) > len(own)

@@ -5,11 +5,12 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import queue
 import shutil
 import sqlite3
 import subprocess
 import sys
-import time
+import threading
 from pathlib import Path
 
 import pytest
@@ -80,6 +81,26 @@ def start(repo: Path, *args: str, env: dict[str, str] | None = None) -> subproce
     )
 
 
+def stderr_lines(
+    proc: subprocess.Popen[str], keep: list[str] | None = None
+) -> queue.Queue[str | None]:
+    """``proc``'s stderr lines as they come (None at the end), also appended to ``keep``."""
+    lines: queue.Queue[str | None] = queue.Queue()
+    stream = proc.stderr
+    assert stream is not None
+
+    def pump() -> None:
+        with contextlib.suppress(ValueError, OSError):
+            for line in stream:
+                if keep is not None:
+                    keep.append(line)
+                lines.put(line)
+        lines.put(None)
+
+    threading.Thread(target=pump, daemon=True).start()
+    return lines
+
+
 def descendants(pid: int) -> set[int]:
     """Every live process below ``pid`` (children of its threads, recursively)."""
     out: set[int] = set()
@@ -101,26 +122,6 @@ def descendants(pid: int) -> set[int]:
                     out.add(kid)
                     stack.append(kid)
     return out
-
-
-def running(pid: int) -> bool:
-    """Alive and not a zombie."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            raw = fh.read()
-    except OSError:
-        return False
-    return raw[raw.rfind(b")") + 2 :].split()[0] != b"Z"
-
-
-def wait_gone(pids: set[int], seconds: float) -> set[int]:
-    """The pids still running after waiting up to ``seconds``."""
-    deadline = time.monotonic() + seconds
-    left = {p for p in pids if running(p)}
-    while left and time.monotonic() < deadline:
-        time.sleep(0.02)
-        left = {p for p in left if running(p)}
-    return left
 
 
 def lock_is_free(repo: Path) -> bool:

@@ -12,7 +12,7 @@ from codelibrarian.api import Librarian
 from codelibrarian.config import Config, IndexConfig
 from codelibrarian.index.indexer import index_workspace
 from codelibrarian.index.priority import first_files
-from tests.helpers import make_repo
+from tests.helpers import make_repo, wait_gone
 
 
 def _filler(i: int) -> str:
@@ -106,7 +106,9 @@ def test_the_rest_is_finished_in_the_background(tmp_path: Path) -> None:
     while _progress(root)[1] < len(FILES) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert _progress(root) == (len(FILES), len(FILES))
-    time.sleep(0.5)  # let the background run release its lock
+    # the background run ends after writing the last file: wait for it to be gone
+    pid = int(result.degraded[0].detail.rsplit("(pid ", 1)[1].split(")", 1)[0])
+    assert wait_gone({pid}, 60.0) == set(), "the background run did not end"
     with Librarian(root, cfg) as lib:
         assert not lib.compose(TASK, budget=2000, as_of=1_767_225_600).degraded
 

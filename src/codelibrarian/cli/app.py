@@ -99,7 +99,11 @@ def _command_name(argv: list[str]) -> str | None:
 
 def _on_sigterm(signum: int, _frame: object) -> None:
     # unwind like Ctrl-C: transactions roll back, pool workers are killed, the index
-    # lock is released as "clean" (the database is consistent), then exit 143
+    # lock is released as "clean" (the database is consistent), then exit 143; if the
+    # exception is swallowed (see _signals.py), the process ends a second later anyway
+    from ._signals import exit_later
+
+    exit_later(128 + signum)
     raise SystemExit(128 + signum)
 
 

@@ -2,7 +2,8 @@
 
 * ``index`` builds or updates ``.librarian/index.db`` (only changed files are
   parsed); a progress bar on a TTY, one summary line otherwise; ``--json`` prints
-  the run's stats; ``--watch`` then keeps re-indexing saved files until Ctrl-C.
+  the run's stats; ``--watch`` then keeps re-indexing saved files until Ctrl-C
+  or SIGTERM (which stops it within about a second, leaving a valid index).
 * ``map`` prints the ranked repository map fitted to a hard token budget.
 """
 
@@ -10,7 +11,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -29,6 +32,7 @@ from ._common import (
     progress,
     resolve_repo,
 )
+from ._signals import exit_later, exit_now
 
 if TYPE_CHECKING:
     from ..api import Librarian
@@ -52,11 +56,27 @@ def index_cmd(
 ) -> None:
     """Build or update the index (symbols, references, imports, chunks, graphs)."""
     as_json = json_mode(as_json, fmt)
-    from ..api import Librarian
-
     if background:
         _finish_in_background(path)
         return
+    if not watch:
+        _index(path, as_json=as_json)
+        return
+    stop = _stop_on_sigterm()
+    try:
+        _watch(_index(path, as_json=as_json), stop, quiet=as_json)
+    finally:
+        if stop.is_set():
+            # SIGTERM: the index is written and unlocked by now (the unwinding above);
+            # skip the interpreter's teardown, which takes a second or more with the
+            # parser and tokenizer tables loaded
+            exit_now(128 + signal.SIGTERM)
+
+
+def _index(path: Path, *, as_json: bool) -> Librarian:
+    """Index ``path`` with a progress bar (or stage traces) and print the summary."""
+    from ..api import Librarian
+
     try:
         lib = Librarian(resolve_repo(path))
         with progress("indexing", None, enabled=not as_json) as bar:
@@ -79,8 +99,7 @@ def index_cmd(
             f"{data['symbols']} symbols, {data['chunks']} chunks, "
             f"{len(data['parse_errors'])} parse errors in {data['seconds']:.2f}s"
         )
-    if watch:
-        _watch(lib, quiet=as_json)
+    return lib
 
 
 def _finish_in_background(path: Path) -> None:
@@ -141,7 +160,27 @@ _STAGE_LABELS = {
 }
 
 
-def _watch(lib: Librarian, *, quiet: bool) -> None:
+def _stop_on_sigterm() -> threading.Event:
+    """Make SIGTERM stop ``index --watch`` promptly; the event is set when it arrives.
+
+    The handler does what the CLI's own does (raise ``SystemExit`` to unwind a
+    re-index in progress, and end the process a second later if that exception is
+    swallowed, see ``_signals.py``), and also sets the event, which the watch loop
+    polls every 50 ms: the file watcher's native wait catches the exception a
+    signal raises and would otherwise report a plain end (exit 0).
+    """
+    stop = threading.Event()
+
+    def on_sigterm(signum: int, _frame: object) -> None:
+        stop.set()
+        exit_later(128 + signum)
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, on_sigterm)
+    return stop
+
+
+def _watch(lib: Librarian, stop: threading.Event, *, quiet: bool) -> None:
     console = err_console()
     if not quiet:
         console.print(f"watching {lib.root} (Ctrl-C to stop)", markup=False, highlight=False)
@@ -155,7 +194,7 @@ def _watch(lib: Librarian, *, quiet: bool) -> None:
             )
 
     try:
-        lib.watch(on_update=show)
+        lib.watch(on_update=show, stop=stop)
     except LibrarianError as exc:
         raise fail(exc, as_json=quiet) from None
 

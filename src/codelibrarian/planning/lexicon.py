@@ -83,6 +83,7 @@ ACTION_CUES: Mapping[str, tuple[Cue, ...]] = _table(
             r"\borchestrat\w+ (?:the )?agents",
             r"\bagents? (?:in parallel|each)\b",
             r"\bhand (?:\w+ ){0,6}to (?:sub-?agents|other agents)",
+            r"\b(?:its|their) own (?:sub-?)?agents?\b",
         ),
         *_c(500, r"\bsplit (?:the )?work\b", r"\bin parallel\b.*\bagents?\b"),
         *_c(
@@ -98,7 +99,7 @@ ACTION_CUES: Mapping[str, tuple[Cue, ...]] = _table(
             950,
             r"\byour (?:own |last |previous |recent )?(?:prompt|instructions|rules|"
             r"tool descriptions|skills?|workflow|sessions?|runs|transcripts|traces|mistakes)",
-            r"\b(?:agents|claude|copilot|cursor)\.md\b",
+            r"\b(?:agents|claude|copilot|cursor|gemini|memory|lessons|skill)\.md\b",
             r"\bcursorrules\b",
             r"\bremember (?:this|that)\b",
             r"\bfor next time\b",
@@ -116,6 +117,7 @@ ACTION_CUES: Mapping[str, tuple[Cue, ...]] = _table(
             r"\blearn from (?:this|that) mistake\b",
             r"\bwhat did you (?:do wrong|get wrong)\b",
             r"\bimprove your (?:own )?\w+",
+            r"\b(?:rules?|instructions?) (?:for you|you (?:will |should )?(?:actually )?follow)\b",
         ),
     ),
     respond=(
@@ -321,6 +323,8 @@ ACTION_CUES: Mapping[str, tuple[Cue, ...]] = _table(
             r"\bbottlenecks?\b",
             r"\bhot path\b",
         ),
+        *_c(400, r"\b\d+(?:\.\d+)? ?(?:ms|seconds|minutes|mb|gb|kb)\b", r"\b\d+ ?s\b"),
+        *_c(-400, r"\btim(?:ed|es|ing) out\b", r"\btimeouts?\b"),
         *_c(
             -600,
             r"\b(?:performance|perf|load|benchmark) tests? (?:\w+ ){0,2}"
@@ -328,9 +332,10 @@ ACTION_CUES: Mapping[str, tuple[Cue, ...]] = _table(
         ),
     ),
     verify=(
+        *_c(900, rf"\breview (?:\w+ ){{0,3}}{_CODE_CHANGE}\b"),
         *_c(
             700,
-            rf"\breview (?:\w+ ){{0,3}}{_CODE_CHANGE}\b",
+            r"\b(?:this|my) change\b",
             rf"\b(?:this|my|the) {_CODE_CHANGE}\b",
             r"\bstaged changes\b",
             r"\bbefore i commit\b",
@@ -366,7 +371,7 @@ ACTION_CUES: Mapping[str, tuple[Cue, ...]] = _table(
             r"\bpublish\w*\b",
             r"\b(?:wheels?|sdist|binaries|distributions|tarball)\b",
             r"\bship\b",
-            r"\bv?\d+\.\d+\.\d+(?:-[\w.]+)?\b",
+            r"\bv?\d{1,3}\.\d{1,3}\.\d{1,3}(?:-[\w.]+)?\b",
         ),
         *_c(
             700,
@@ -379,13 +384,14 @@ ACTION_CUES: Mapping[str, tuple[Cue, ...]] = _table(
             r"\btag(?:ging)? (?:the |a )?(?:release|version|v?\d)",
         ),
         *_c(-500, r"\brelease notes\b"),
+        *_c(-700, r"\brelease (?:build|mode|config\w*|flavou?r|variant|apk)s?\b"),
         *_c(-700, _SINCE),
     ),
     build=(
         *_c(500, r"^(?:please )?(?:add|implement|create|build|introduce|support|allow)\b"),
         *_c(
             300,
-            r"^(?:please )?(?:write|make the|let users|use)\b",
+            r"^(?:please )?(?:write|make the|let|use)\b",
             r"\bwould be nice\b",
             r"\bnew (?:option|flag|"
             r"command|endpoint|feature)\b",
@@ -477,7 +483,9 @@ ACTION_CUES: Mapping[str, tuple[Cue, ...]] = _table(
             r"\bcsrf\b",
             r"\bauth(?:orization|entication)? (?:bypass|holes?)\b",
             r"\bprivilege\b",
-            r"\bpermission checks?\b",
+            r"\b(?:permission|ownership|authori[sz]ation|access) checks?\b",
+            r"\braw sql\b",
+            r"\bconcatenat\w+ (?:\S+ ){0,6}(?:into|in) (?:\w+ )?(?:sql|quer(?:y|ies))\b",
             r"\brequire_permission\b",
             r"\bsecrets?\b",
             r"\bapi keys?\b",
@@ -517,7 +525,8 @@ ACTION_CUES: Mapping[str, tuple[Cue, ...]] = _table(
             r"\bendpoint (?:url )?naming\b",
             r"\bnaming (?:convention|consistent)\b",
             r"\bmake the naming consistent\b",
-            r"\bsignature\b",
+            r"\bsignatures?\b",
+            r"\bbreaks? (?:people|users|callers|clients|consumers|implementers)\b",
             r"\bbackwards? compatib\w+\b",
             r"\bbreaking change\b",
             r"\bpublic (?:methods?|interface|surface)\b",
@@ -554,6 +563,7 @@ ACTION_CUES: Mapping[str, tuple[Cue, ...]] = _table(
             r"\b(?:from )?v\d+ to v\d+\b",
             r"\bv\d+ (?:upgrade|migration)\b",
             r"\bmove (?:from|to) \w+ v?\d",
+            r"\b(?:go|move|switch|migrate|upgrade|update|port) (?:us )?(?:on)?to [\w.-]+ v?\d+\b",
             r"\bmigrat\w+ (?:\w+ ){0,4}(?:from|to) \w+ v?\d",
             r"\bv1\b.*\bv2\b",
             r"\breplace \w+ v\d",
@@ -578,7 +588,7 @@ ACTION_CUES: Mapping[str, tuple[Cue, ...]] = _table(
     onboard=(
         *_c(
             550,
-            r"\bhow (?:does|do|is|are)\b",
+            r"\bhow (?:and \w+ )?(?:does|do|is|are)\b",
             r"\bwhere (?:does|do|is|are)\b",
             r"\bwalk me through\b",
             r"\bhelp me understand\b",

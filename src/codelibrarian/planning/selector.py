@@ -19,10 +19,19 @@ semantic 200), plus the historical boost of its finished runs:
 * **semantic** — the candidate's similarity to the intent (:mod:`.semantic`),
   spread over ``[0, 1000]`` between the least and the most similar candidate.
 
-The total is an integer; candidates are ordered by total, then raw similarity,
-then id — a total order. Compositions score against their own metadata; their
-semantic aspect blends the similarity of the pattern they realize (two thirds)
-with their own description's (one third). Each aspect carries a sentence saying
+On top of the seed's five, like the historical boost, comes a sixth aspect:
+
+* **examples** (weight 700) — the example vote (:mod:`.examples`): the posterior,
+  per mille, that labelled requests worded like this one ask for the candidate's
+  pattern (a composition takes the vote of the first pattern it realizes). It is what
+  answers for wording the cue tables do not know, and it weighs every word by how well
+  it tells the patterns apart in the examples.
+
+The total is the aspects' points scaled to per mille (divided by the sum of the
+weights, 1700), plus the historical boost: an integer; candidates are ordered by
+total, then raw similarity, then id — a total order. Compositions score against
+their own metadata; their semantic aspect blends the similarity of the pattern they
+realize (two thirds) with their own description's (one third). Each aspect carries a sentence saying
 why, and the selection records what it could not do (no embedding model, no run
 history) as ``unverified_by_trace`` degradations.
 """
@@ -34,6 +43,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import UnverifiedByTrace
+from .examples import ExampleModel, Vote, default_model
 from .history import Outcome, outcome_for
 from .intent import DecomposedIntent, decompose
 from .semantic import Match
@@ -55,15 +65,21 @@ __all__ = [
     "select",
 ]
 
-ASPECTS: tuple[str, ...] = ("action", "domain", "urgency", "scope", "semantic")
-#: the seed's aspect weights (0.3 / 0.25 / 0.1 / 0.15 / 0.2), per mille
+ASPECTS: tuple[str, ...] = ("action", "domain", "urgency", "scope", "semantic", "examples")
+#: the seed's aspect weights (0.3 / 0.25 / 0.1 / 0.15 / 0.2), per mille, and the example
+#: vote on top of them: its weight was chosen on dev2 while the cue tables were still
+#: tuned on dev alone, so that neither had seen the requests it was chosen on
+#: (benchmarks/RESULTS.md, "Selection quality, second pass")
 WEIGHTS: Mapping[str, int] = {
     "action": 300,
     "domain": 250,
     "urgency": 100,
     "scope": 150,
     "semantic": 200,
+    "examples": 700,
 }
+#: the aspects' points are scaled by this to a per-mille total
+_TOTAL_WEIGHT = sum(WEIGHTS.values())
 _ACTION_POS = (1000, 600, 450)
 _DOMAIN_POS = (1000, 850, 700, 600)
 _GENERAL_FIT = 450
@@ -264,6 +280,20 @@ def _semantic(spread: int, match: Match | None, mode: str) -> Aspect:
     )
 
 
+def _examples(vote: Vote | None, pattern: str | None) -> Aspect:
+    if vote is None or pattern is None:
+        return Aspect("examples", 0, WEIGHTS["examples"], "no labelled examples to compare")
+    score = vote.scores.get(pattern, 0)
+    if not vote.reasons:
+        why = f"posterior {score}‰; no word of the request is in the examples"
+    elif score == max(vote.scores.values()):
+        said = ", ".join(repr(r) for r in vote.reasons)
+        why = f"posterior {score}‰: requests with {said} ask for it most"
+    else:
+        why = f"posterior {score}‰ from the labelled examples"
+    return Aspect("examples", score, WEIGHTS["examples"], why)
+
+
 def _candidate(
     *,
     kind: str,
@@ -272,6 +302,7 @@ def _candidate(
     meta: Metadata,
     intent: DecomposedIntent,
     semantic: Aspect,
+    examples: Aspect,
     similarity: int,
     closest: str,
     history: Outcome | None,
@@ -283,9 +314,10 @@ def _candidate(
         _urgency(intent, meta.actions),
         _scope(intent, meta.scopes),
         semantic,
+        examples,
     )
     boost = history.boost if history is not None else 0
-    score = max(0, sum(a.points for a in aspects) + boost)
+    score = max(0, sum(a.points for a in aspects) * 1000 // _TOTAL_WEIGHT + boost)
     return Candidate(kind, cid, name, score, aspects, similarity, closest, history, patterns)
 
 
@@ -316,13 +348,18 @@ def select(
     traces: Sequence[RunTrace] = (),
     intent: DecomposedIntent | None = None,
     degradations: Sequence[UnverifiedByTrace] = (),
+    examples: ExampleModel | bool | None = True,
 ) -> Selection:
     """Rank every pattern and composition of ``library`` for ``text`` (module docstring).
 
     ``intent`` replaces the vocabulary decomposition (the provider-assisted mode
-    passes its own); ``traces`` are finished runs for the historical boost.
+    passes its own); ``traces`` are finished runs for the historical boost;
+    ``examples`` is the example-vote model (``True``: the bundled one for this library;
+    ``None`` or ``False``: no example vote).
     """
     mode = pattern_matcher.mode
+    model = default_model(library) if examples is True else examples or None
+    vote = model.vote(text) if model is not None else None
     pmatches = pattern_matcher.match(text)
     if intent is None:
         intent = decompose(
@@ -338,6 +375,7 @@ def select(
             _candidate(
                 kind="pattern", cid=pid, name=p.name, meta=p.metadata, intent=intent,
                 semantic=_semantic(pspread.get(pid, 0), m, mode),
+                examples=_examples(vote, pid),
                 similarity=m.similarity if m else 0, closest=m.closest if m else "",
                 history=hist,
             )
@@ -362,6 +400,7 @@ def select(
             _candidate(
                 kind="composition", cid=cid, name=c.name, meta=c.metadata, intent=intent,
                 semantic=_semantic(cspread.get(cid, 0), match, mode),
+                examples=_examples(vote, realized[0] if realized else None),
                 similarity=blended[cid], closest=match.closest if match else "",
                 history=hist, patterns=realized,
             )

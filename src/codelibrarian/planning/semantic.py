@@ -1,9 +1,12 @@
 """How close an intent is to each pattern's example intents: embeddings, or keywords.
 
-Each pattern is represented by its own texts from the catalog: the example
-intents of its situations (at least five each), the situation triggers and the
-pattern's description. Compositions are represented by their name and
-description. (The labelled evaluation intents are never part of these texts.)
+Each pattern is represented by its own texts from the catalog (the example intents
+of its situations, at least five each, the situation triggers and the pattern's
+description) and by the bundled training requests labelled with it
+(:mod:`.training`: the ``dev`` and ``dev2`` splits of ``benchmarks/intents/``), so
+that a request is compared with real requests too: nearest-example similarity.
+Compositions are represented by their name and description. (The labelled
+evaluation half is never part of these texts.)
 
 * :class:`EmbeddingMatcher` embeds those texts once with an
   :class:`~codelibrarian.query.embed.Embedder` (the bundled static model) and
@@ -38,8 +41,10 @@ __all__ = [
     "Match",
     "Matcher",
     "MatcherMode",
+    "catalog_texts",
     "composition_texts",
     "pattern_texts",
+    "split_identifiers",
     "stem",
     "words",
 ]
@@ -80,6 +85,19 @@ class Matcher(Protocol):
 
 
 def pattern_texts(library: Library) -> dict[str, tuple[str, ...]]:
+    """Every pattern's catalog texts (:func:`catalog_texts`) followed by the bundled
+    training requests labelled with it (``label`` or ``also``), in file order."""
+    from .training import bundled
+
+    out = {k: list(v) for k, v in catalog_texts(library).items()}
+    for row in bundled():
+        for key in (row.label, row.also):
+            if key is not None and key in out:
+                out[key].append(row.text)
+    return {k: tuple(dict.fromkeys(v)) for k, v in out.items()}
+
+
+def catalog_texts(library: Library) -> dict[str, tuple[str, ...]]:
     """Every pattern's example intents, situation triggers and description."""
     out: dict[str, tuple[str, ...]] = {}
     for pid in sorted(library.patterns):
@@ -286,19 +304,40 @@ _SUFFIXES = ("ations", "ation", "ments", "ment", "ings", "ing", "ies", "ied", "e
 
 
 def stem(word: str) -> str:
-    """A light suffix stripper: enough to meet "failing"/"fails"/"failed" as "fail"."""
+    """A light suffix stripper: "failing"/"fails"/"failed" meet as "fail", and a final
+    silent "e" goes too, so "upgrade"/"upgrades"/"upgrading" meet as "upgrad"."""
     for suffix in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             base = word[: -len(suffix)]
             if suffix in ("ies", "ied"):
                 return base + "y"
-            return base
+            word = base
+            break
+    if word.endswith("e") and len(word) >= 5:
+        return word[:-1]
     return word
 
 
+#: a lower-case or digit followed by an upper-case letter, or an upper-case run before a
+#: capitalised word: the seams of camelCase and PascalCase identifiers
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+_SNAKE = re.compile(r"(?<=[A-Za-z0-9])[_.](?=[A-Za-z])")
+
+
+def split_identifiers(text: str) -> str:
+    """``text`` with identifiers opened into words: ``SessionStateListener`` ->
+    ``Session State Listener``, ``delete_user`` -> ``delete user``, ``README.md`` ->
+    ``README md``, so that a request naming code meets the words of the catalog."""
+    return _CAMEL.sub(" ", _SNAKE.sub(" ", text))
+
+
 def words(text: str) -> list[str]:
-    """Stemmed content words of ``text`` (stop words dropped)."""
-    return [stem(w) for w in _WORD.findall(text.lower()) if w not in _STOP and len(w) > 1]
+    """Stemmed content words of ``text`` (identifiers opened, stop words dropped)."""
+    return [
+        stem(w)
+        for w in _WORD.findall(split_identifiers(text).lower())
+        if w not in _STOP and len(w) > 1
+    ]
 
 
 def _vector(counts: Counter[str], idf: Mapping[str, float]) -> dict[str, float]:

@@ -1,0 +1,54 @@
+#!/usr/bin/env python3
+"""Write the planner's bundled training requests from the tuning splits (stdlib only).
+
+    python3 benchmarks/intents/export_training.py          # write the file
+    python3 benchmarks/intents/export_training.py --check  # exit 1 if it is stale
+
+The file, ``src/codelibrarian/planning/data/training_intents.jsonl``, holds the ``dev``
+rows of ``intents.jsonl`` and every row of ``dev2.jsonl``: id, intent, label, also and
+split, in file order. The ``eval`` half is never written: it stays unseen by the
+planner (benchmarks/intents/README.md).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+TARGET = ROOT / "src" / "codelibrarian" / "planning" / "data" / "training_intents.jsonl"
+TUNING = ("dev", "dev2")
+KEYS = ("id", "intent", "label", "also", "split")
+
+
+def rows() -> list[dict[str, object]]:
+    out: list[dict[str, object]] = []
+    for name in ("intents.jsonl", "dev2.jsonl"):
+        for line in (HERE / name).read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                row = json.loads(line)
+                if row["split"] in TUNING:
+                    out.append({k: row[k] for k in KEYS})
+    return out
+
+
+def render() -> str:
+    return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows())
+
+
+def main(argv: list[str]) -> int:
+    text = render()
+    if "--check" in argv:
+        if not TARGET.is_file() or TARGET.read_text(encoding="utf-8") != text:
+            print(f"{TARGET} is stale: run {Path(__file__).name}", file=sys.stderr)
+            return 1
+        return 0
+    TARGET.write_text(text, encoding="utf-8")
+    print(f"wrote {len(text.splitlines())} rows to {TARGET.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
