@@ -55,6 +55,9 @@ __all__ = [
 GRAM = 8
 _GRAM_ALNUM = 4
 _SOURCE_CACHE = 4096
+#: texts whose own findings are remembered (a resident server composes the same
+#: excerpts again and again; looking a text up costs a hash, scanning it a regex pass)
+_TEXT_CACHE = 2048
 _DIFF_FILE = re.compile(r"^diff --git a/(.*?) b/(.*)$")
 _PLUS_PATH = re.compile(r"^\+\+\+ (?:b/)?(.*)$")
 
@@ -142,6 +145,10 @@ class SecretGate:
         self.scanning = scan
         self._rules: dict[str, str | None] = {}
         self._sources: OrderedDict[bytes, dict[str, str]] = OrderedDict()
+        #: the same caches keyed by the text itself: a source read once per index
+        #: generation is the same string object on every call, whose hash Python keeps
+        self._source_texts: OrderedDict[str, dict[str, str]] = OrderedDict()
+        self._own: OrderedDict[str, tuple[SecretFinding, ...]] = OrderedDict()
         self._spans = spans
 
     # ---------------------------------------------------------------- paths
@@ -188,7 +195,7 @@ class SecretGate:
         ``sources`` (the files a text quotes lines of)."""
         if not self.scanning or not text:
             return ()
-        own = scan_text(text)
+        own = self._own_findings(text)
         texts = [s for s in (source, *sources) if s is not None and s != text]
         grams: dict[str, str] = {}
         for src in texts:
@@ -294,7 +301,30 @@ class SecretGate:
 
     # -------------------------------------------------------------- sources
 
+    def _own_findings(self, text: str) -> tuple[SecretFinding, ...]:
+        """``scan_text(text)``, remembered for the most recent texts."""
+        found = self._own.get(text)
+        if found is not None:
+            self._own.move_to_end(text)
+            return found
+        found = scan_text(text)
+        self._own[text] = found
+        if len(self._own) > _TEXT_CACHE:
+            self._own.popitem(last=False)
+        return found
+
     def _source_grams(self, source: str) -> dict[str, str]:
+        by_text = self._source_texts.get(source)
+        if by_text is not None:
+            self._source_texts.move_to_end(source)
+            return by_text
+        grams = self._source_grams_by_digest(source)
+        self._source_texts[source] = grams
+        if len(self._source_texts) > _SOURCE_CACHE // 16:
+            self._source_texts.popitem(last=False)
+        return grams
+
+    def _source_grams_by_digest(self, source: str) -> dict[str, str]:
         key = hashlib.blake2b(source.encode("utf-8", "surrogatepass"), digest_size=16).digest()
         cached = self._sources.get(key)
         if cached is not None:

@@ -12,22 +12,13 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
-from rich.console import Console
-from rich.markup import escape
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    ProgressColumn,
-    Task,
-    TaskProgressColumn,
-    TextColumn,
-    TimeRemainingColumn,
-)
-from rich.text import Text
+
+if TYPE_CHECKING:  # rich loads when something is drawn: a piped compose never draws
+    from rich.console import Console
+    from rich.progress import Progress, ProgressColumn
 
 from ..errors import LibrarianError, UsageError, exit_code_for
 
@@ -101,10 +92,14 @@ def read_input(path: Path, what: str, *, lenient: bool = False, stdin: bool = Tr
 
 
 def out_console() -> Console:
+    from rich.console import Console
+
     return Console(file=sys.stdout, soft_wrap=True, highlight=False)
 
 
 def err_console() -> Console:
+    from rich.console import Console
+
     return Console(file=sys.stderr, soft_wrap=True, highlight=False)
 
 
@@ -174,6 +169,8 @@ def fail(error: LibrarianError, *, as_json: bool = False) -> typer.Exit:
             {"ok": False, **error.to_dict(), "message": message, "hint": hint, "exit_code": code}
         )
     else:
+        from rich.markup import escape
+
         console = err_console()
         # escape: messages carry "[budget.total_tokens]"-style keys that rich would eat
         console.print(f"[bold red]error:[/] {escape(message)}", markup=True, highlight=False)
@@ -214,12 +211,21 @@ def progress(description: str, total: int | None, *, enabled: bool = True) -> It
     if not enabled or not sys.stderr.isatty():
         yield _Silent()
         return
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TaskProgressColumn,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+
     bar = Progress(
         TextColumn("[progress.description]{task.description}"),
         BarColumn(),
         MofNCompleteColumn(),
         TaskProgressColumn(),
-        _RateColumn(),
+        _rate_column(),
         TimeRemainingColumn(),
         console=err_console(),
         transient=True,
@@ -229,16 +235,17 @@ def progress(description: str, total: int | None, *, enabled: bool = True) -> It
         yield _Live(bar, task)
 
 
-class _RateColumn(ProgressColumn):
-    """Items per second, e.g. ``212 files/s``."""
+def _rate_column(unit: str = "files") -> ProgressColumn:
+    """A column of items per second, e.g. ``212 files/s``."""
+    from rich.progress import ProgressColumn, Task
+    from rich.text import Text
 
-    def __init__(self, unit: str = "files") -> None:
-        super().__init__()
-        self._unit = unit
+    class RateColumn(ProgressColumn):
+        def render(self, task: Task) -> Text:
+            speed = task.finished_speed or task.speed
+            return Text("" if speed is None else f"{speed:,.0f} {unit}/s", style="cyan")
 
-    def render(self, task: Task) -> Text:
-        speed = task.finished_speed or task.speed
-        return Text("" if speed is None else f"{speed:,.0f} {self._unit}/s", style="cyan")
+    return RateColumn()
 
 
 class _Silent:

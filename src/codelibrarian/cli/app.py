@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from .. import __version__
@@ -127,8 +128,9 @@ def main() -> None:
     run(build_app((module,) if module else MODULES), argv)
 
 
-def run(app: typer.Typer, argv: list[str]) -> None:
-    """Run ``app`` on ``argv`` in this process, mapping errors to exit codes."""
+def run(app: typer.Typer | Callable[..., Any], argv: list[str]) -> None:
+    """Run ``app`` (a typer app, or the click command made of one) on ``argv`` in this
+    process, mapping errors to exit codes."""
     import typer
 
     from ..errors import LibrarianError

@@ -149,7 +149,7 @@ def compose_cmd(  # noqa: PLR0917 - typer maps each option to a parameter
         lib.close()
     except LibrarianError as exc:
         raise fail(exc, as_json=as_json) from None
-    err = err_console()
+    err = _LazyConsole()  # rich loads only when there is something to say on stderr
     for warning in result.warnings:
         err.print(f"warning: {warning}", markup=False, highlight=False)
     for d in result.degraded:  # said once, on stderr; --format json carries "degraded"
@@ -181,6 +181,18 @@ def compose_cmd(  # noqa: PLR0917 - typer maps each option to a parameter
         )
     else:
         sys.stdout.write(payload)
+
+
+class _LazyConsole:
+    """``err_console()``, made on the first ``print``."""
+
+    def __init__(self) -> None:
+        self._console: Any = None
+
+    def print(self, *args: Any, **kwargs: Any) -> None:
+        if self._console is None:
+            self._console = err_console()
+        self._console.print(*args, **kwargs)
 
 
 def _check_output(output: Path) -> None:

@@ -345,14 +345,18 @@ def start_resident(root: Path, *, idle_timeout: float = 1800.0) -> ResidentServe
     Loads what every answer needs once: the full command set, the facade, the
     tokenizer. The caller runs ``serve()`` (in a thread, inside the MCP server).
     """
+    import typer.main
+
     from . import _common
     from .app import build_app, run
 
-    app = build_app()
+    # the click command once, not per call: typer rebuilds it (every command of every
+    # group) on each call of the app, and its parameters keep the coercers they build
+    command = typer.main.get_command(build_app())
     _common.keep_librarians()
 
     def handle(argv: list[str]) -> int:
-        run(app, argv)
+        run(command, argv)
         return 0
 
     server = ResidentServer(root, handle, idle_timeout=idle_timeout)

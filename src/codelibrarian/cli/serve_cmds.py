@@ -123,7 +123,8 @@ def _start_daemon(root: Path, idle_timeout: int, *, as_json: bool) -> None:
     state.mkdir(exist_ok=True)
     with open(state / "resident.log", "ab") as log:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "codelibrarian", "serve", "--resident",
+            # -P: the repository is the working folder; its modules must not shadow ours
+            [sys.executable, "-P", "-m", "codelibrarian", "serve", "--resident",
              "--idle-timeout", str(idle_timeout), "--repo", str(root)],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,

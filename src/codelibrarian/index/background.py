@@ -33,7 +33,9 @@ def start_background(root: Path) -> int | None:
     try:
         with open(log, "ab") as err:
             child = subprocess.Popen(
-                [sys.executable, "-m", "codelibrarian", "index", str(root), "--background"],
+                # -P: the repository is the working folder, and its modules (a stdlib
+                # copy, a package named like a dependency) must not shadow ours
+                [sys.executable, "-P", "-m", "codelibrarian", "index", str(root), "--background"],
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.DEVNULL,
                 stderr=err,

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import sqlite3
 import time
+from collections.abc import Callable
 
 from ..errors import IndexCorrupt
+from .tokenize import name_parts
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -121,11 +123,52 @@ _V3: tuple[str, ...] = (
         mtime_ns INTEGER NOT NULL) WITHOUT ROWID""",
 )
 
-#: (version, name, statements), applied in order
-MIGRATIONS: tuple[tuple[int, str, tuple[str, ...]], ...] = (
+
+def symbol_part_rows(
+    file_id: int, names: list[str] | tuple[str, ...]
+) -> list[tuple[str, int, str]]:
+    """The ``symbol_parts`` rows of one file: ``(part, file_id, ords)`` for each name part,
+    ``ords`` the positions (space-separated, ascending) in the file's symbol list of
+    the symbols whose name has that part, so two definitions of one name count twice,
+    as they do in ``symbols``."""
+    by_part: dict[str, list[int]] = {}
+    for ord_, name in enumerate(names):
+        for part in name_parts(name):
+            by_part.setdefault(part, []).append(ord_)
+    return [(part, file_id, " ".join(map(str, by_part[part]))) for part in sorted(by_part)]
+
+
+def _backfill_symbol_parts(conn: sqlite3.Connection) -> None:
+    """Fill ``symbol_parts`` for an index written before it existed (once, in the migration)."""
+    names: dict[int, list[str]] = {}
+    for file_id, name in conn.execute("SELECT file_id, name FROM symbols ORDER BY file_id, id"):
+        names.setdefault(int(file_id), []).append(str(name))
+    conn.executemany(
+        "INSERT INTO symbol_parts(part, file_id, ords) VALUES (?, ?, ?)",
+        [row for file_id in sorted(names) for row in symbol_part_rows(file_id, names[file_id])],
+    )
+
+
+#: the name parts of every file's symbols (``tokenize.name_parts``), written with the
+#: file's symbols and deleted with its row: ranking asks "which files define names with
+#: these parts" of this table, where it used to split every symbol name in every
+#: process. One row per part and file (half the rows of one per symbol and part).
+_V4: tuple[str | Callable[[sqlite3.Connection], None], ...] = (
+    """CREATE TABLE symbol_parts(
+        part TEXT NOT NULL,
+        file_id INTEGER NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+        ords TEXT NOT NULL,
+        PRIMARY KEY(part, file_id)) WITHOUT ROWID""",
+    _backfill_symbol_parts,
+    "CREATE INDEX IF NOT EXISTS symbol_parts_file ON symbol_parts(file_id)",
+)
+
+#: (version, name, steps: SQL statements or functions of the connection), applied in order
+MIGRATIONS: tuple[tuple[int, str, tuple[str | Callable[[sqlite3.Connection], None], ...]], ...] = (
     (1, "initial", _V1),
     (2, "grouped references", _V2),
     (3, "staged index, skipped files, blob ids", _V3),
+    (4, "symbol name parts", _V4),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 
@@ -139,6 +182,7 @@ SECONDARY_INDEXES: tuple[tuple[str, str], ...] = (
     ("imports_resolved", "imports(resolved)"),
     ("chunks_file", "chunks(file_id)"),
     ("refs_name", "refs(name)"),
+    ("symbol_parts_file", "symbol_parts(file_id)"),
 )
 
 
@@ -194,8 +238,11 @@ def migrate(conn: sqlite3.Connection) -> int:
         for version, name, statements in MIGRATIONS:
             if version <= before:
                 continue
-            for stmt in statements:
-                conn.execute(stmt)
+            for step in statements:
+                if callable(step):
+                    step(conn)
+                else:
+                    conn.execute(step)
             conn.execute(
                 "INSERT INTO migrations(version, name, applied_at) VALUES (?, ?, ?)",
                 (version, name, int(time.time())),

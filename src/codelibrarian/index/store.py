@@ -43,8 +43,13 @@ from .records import (
     estimate_tokens,
     expand_lines,
 )
-from .schema import create_secondary_indexes, drop_secondary_indexes, migrate
-from .tokenize import query_terms
+from .schema import (
+    create_secondary_indexes,
+    drop_secondary_indexes,
+    migrate,
+    symbol_part_rows,
+)
+from .tokenize import name_parts, query_terms
 
 __all__ = ["SqliteStore", "Storage", "index_path", "open_store", "writer_lock"]
 
@@ -64,12 +69,15 @@ class Storage(Protocol):
     def files(self) -> list[FileRecord]: ...
     def file(self, path: str) -> FileRecord | None: ...
     def symbols(self, path: str | None = None, name: str | None = None) -> list[Symbol]: ...
+    def definition_paths(self, name: str, limit: int) -> list[str]: ...
+    def name_part_counts(self, parts: Collection[str]) -> dict[str, int]: ...
     def references(self, path: str | None = None, name: str | None = None) -> list[Reference]: ...
     def imports(self, path: str | None = None) -> list[ImportRecord]: ...
     def search(self, query: str, limit: int = 20) -> list[ChunkHit]: ...
     def chunk(self, chunk_id: int) -> Chunk: ...
     def chunks_for(self, path: str) -> list[Chunk]: ...
     def edges(self, kind: EdgeKind) -> list[tuple[str, str, int]]: ...
+    def imports_into(self, paths: Collection[str]) -> list[tuple[str, str]]: ...
     def combined_graph(self) -> graph.PackedGraph: ...
     def generation(self) -> int: ...
     def close(self) -> None: ...
@@ -233,6 +241,58 @@ class SqliteStore:
         ).fetchall()
         return [Symbol(*r) for r in rows]
 
+    def definition_paths(self, name: str, limit: int) -> list[str]:
+        """The paths of the first ``limit`` definitions of ``name`` (one per definition)."""
+        rows = self._conn.execute(
+            "SELECT f.path FROM symbols s JOIN files f ON f.id = s.file_id WHERE s.name = ? "
+            "ORDER BY f.path, s.start_line, s.id LIMIT ?",
+            (name, limit),
+        )
+        return [r[0] for r in rows]
+
+    def name_part_counts(self, parts: Collection[str]) -> dict[str, int]:
+        """``path -> how many of its symbols have a name part in parts`` (files with none left out).
+
+        Read from ``symbol_parts``, written with each file's symbols, so a fresh
+        process pays for these rows only, not for splitting every name in the index.
+        """
+        wanted = sorted(set(parts))
+        if not wanted:
+            return {}
+        if not self._has_symbol_parts():
+            return self._name_part_counts_scan(frozenset(wanted))
+        found: set[tuple[str, str]] = set()
+        # bounded parameter lists: SQLite caps the variables of one statement
+        for at in range(0, len(wanted), 500):
+            group = wanted[at : at + 500]
+            marks = ", ".join("?" * len(group))
+            for path, ords in self._conn.execute(
+                "SELECT f.path, sp.ords FROM symbol_parts sp JOIN files f ON f.id = sp.file_id "
+                f"WHERE sp.part IN ({marks})",
+                group,
+            ):
+                found.update((path, o) for o in ords.split())
+        out: dict[str, int] = {}
+        for path, _ in found:
+            out[path] = out.get(path, 0) + 1
+        return out
+
+    def _has_symbol_parts(self) -> bool:
+        row = self._conn.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'symbol_parts'"
+        ).fetchone()
+        return row is not None
+
+    def _name_part_counts_scan(self, parts: frozenset[str]) -> dict[str, int]:
+        """``name_part_counts`` for an index opened read-only before its migration."""
+        out: dict[str, int] = {}
+        for name, path in self._conn.execute(
+            "SELECT s.name, f.path FROM symbols s JOIN files f ON f.id = s.file_id"
+        ):
+            if name_parts(name) & parts:
+                out[path] = out.get(path, 0) + 1
+        return out
+
     def references(self, path: str | None = None, name: str | None = None) -> list[Reference]:
         where, args = _filters(path, name, "r.name")
         rows = self._conn.execute(
@@ -310,6 +370,23 @@ class SqliteStore:
             )
             return [(r[0], r[1], int(r[2])) for r in rows]
         return self._ref_edges()
+
+    def imports_into(self, paths: Collection[str]) -> list[tuple[str, str]]:
+        """The import edges ``(src, dst)`` into ``paths``, sorted: ``edges("import")``
+        restricted to those targets, read through the ``resolved`` index."""
+        wanted = sorted(set(paths))
+        found: set[tuple[str, str]] = set()
+        for at in range(0, len(wanted), 500):
+            group = wanted[at : at + 500]
+            marks = ", ".join("?" * len(group))
+            found.update(
+                self._conn.execute(
+                    "SELECT DISTINCT f.path, i.resolved FROM imports i JOIN files f "
+                    f"ON f.id = i.file_id WHERE i.resolved IN ({marks}) AND i.resolved != f.path",
+                    group,
+                )
+            )
+        return sorted(found)
 
     def combined_graph(self) -> graph.PackedGraph:
         """The three file graphs combined (``graph.combine``), packed, cached by generation.
@@ -559,6 +636,12 @@ def _insert_file(
         "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
         [(fid, *s) for s in data.symbols],
     )
+    if data.symbols:
+        assert fid is not None
+        conn.executemany(
+            "INSERT INTO symbol_parts(part, file_id, ords) VALUES (?, ?, ?)",
+            symbol_part_rows(fid, [s[0] for s in data.symbols]),
+        )
     conn.executemany(
         "INSERT INTO refs(file_id, name, kind, count, lines) VALUES (?, ?, ?, ?, ?)",
         [(fid, *r) for r in data.references],

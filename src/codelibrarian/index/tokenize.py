@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-__all__ = ["identifier_parts", "identifiers", "parts_text", "query_terms"]
+__all__ = ["identifier_parts", "identifiers", "name_parts", "parts_text", "query_terms"]
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
@@ -30,6 +30,21 @@ def _parts(ident: str) -> tuple[str, ...]:
     if len(parts) <= 1:
         return ()
     return tuple(parts)
+
+
+@lru_cache(maxsize=65_536)
+def name_parts(name: str) -> frozenset[str]:
+    """What a symbol name matches a task word by: each dotted piece lower-cased, and its parts.
+
+    ``json.JSONDecoder`` -> ``{json, jsondecoder, decoder}``. The index stores these
+    per symbol (``symbol_parts``) and ranking compares task words against them.
+    """
+    out: set[str] = set()
+    for piece in name.split("."):
+        if piece:
+            out.add(piece.lower())
+            out.update(_parts(piece))
+    return frozenset(out)
 
 
 def identifiers(text: str) -> list[str]:

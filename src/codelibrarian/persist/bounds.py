@@ -42,23 +42,29 @@ class Usage:
         return {"files": self.files, "bytes": self.bytes, "oldest": self.oldest}
 
 
-def _files(directory: Path) -> list[tuple[int, str, int, Path]]:
+def _files(directory: Path) -> list[tuple[int, str, int, str]]:
     """(mtime, name, size, path) of every file under ``directory``, oldest first; files
-    whose name starts with a dot (temporary files being written, locks) are not listed."""
-    out: list[tuple[int, str, int, Path]] = []
+    whose name starts with a dot (temporary files being written, locks) are not listed.
+
+    Plain strings: this runs twice per composition over every decision file kept,
+    so it stays clear of ``Path`` arithmetic per file."""
+    out: list[tuple[int, str, int, str]] = []
     if not directory.is_dir():
         return out
-    for folder, dirs, names in os.walk(directory):
+    top = str(directory)
+    for folder, dirs, names in os.walk(top):
         dirs.sort()
+        rel_folder = os.path.relpath(folder, top)
+        prefix = "" if rel_folder == "." else rel_folder + os.sep
         for name in names:
             if name.startswith("."):
                 continue
-            path = Path(folder) / name
+            path = os.path.join(folder, name)  # noqa: PTH118 - per file, see the docstring
             try:
-                st = path.lstat()
+                st = os.lstat(path)
             except OSError:
                 continue
-            out.append((int(st.st_mtime), str(path.relative_to(directory)), st.st_size, path))
+            out.append((int(st.st_mtime), prefix + name, st.st_size, path))
     out.sort(key=lambda row: (row[0], row[1]))
     return out
 
@@ -73,16 +79,16 @@ def prune_decisions(directory: Path, *, max_bytes: int, max_age_seconds: int, no
     """Evict decision logs and sidecars (see the module docstring); how many files went."""
     rows = _files(directory)
     removed = 0
-    kept: list[tuple[int, str, int, Path]] = []
+    kept: list[tuple[int, str, int, str]] = []
     for row in rows:
         if now - row[0] > max_age_seconds:
             with contextlib.suppress(OSError):
-                row[3].unlink()
+                Path(row[3]).unlink()
                 removed += 1
         else:
             kept.append(row)
     total = sum(r[2] for r in kept)
-    logs = [r for r in kept if r[3].suffix == ".jsonl"]
+    logs = [r for r in kept if r[3].endswith(".jsonl")]
     newest_log = logs[-1][3] if logs else None
     for _, _, size, path in kept:
         if total <= max_bytes:
@@ -90,11 +96,11 @@ def prune_decisions(directory: Path, *, max_bytes: int, max_age_seconds: int, no
         if path == newest_log:
             continue  # today's records go last: trimmed below, not deleted
         with contextlib.suppress(OSError):
-            path.unlink()
+            Path(path).unlink()
             removed += 1
         total -= size
     if total > max_bytes and newest_log is not None:
-        _trim_log(newest_log, max_bytes // 2)
+        _trim_log(Path(newest_log), max_bytes // 2)
     return removed
 
 

@@ -38,8 +38,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..index.records import Chunk, ChunkHit, Symbol
-from ..index.tokenize import identifier_parts
+from ..index.records import Chunk, ChunkHit
+from ..index.tokenize import name_parts
 
 if TYPE_CHECKING:
     import numpy as np
@@ -141,13 +141,8 @@ def quoted_strings(text: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(out))
 
 
-def _parts(name: str) -> frozenset[str]:
-    out: set[str] = set()
-    for piece in name.split("."):
-        if piece:
-            out.add(piece.lower())
-            out.update(identifier_parts(piece))
-    return frozenset(out)
+#: a symbol name's parts (the index stores the same split per symbol: ``symbol_parts``)
+_parts = name_parts
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,28 +241,6 @@ def _memo(shared: dict[str, Any], key: str, make: Any) -> Any:
 
 def _languages(store: Storage, shared: dict[str, Any]) -> dict[str, str]:
     return _memo(shared, "locate.languages", lambda: {r.path: r.language for r in store.files()})  # type: ignore[no-any-return]
-
-
-def _symbols_by_name(store: Storage, shared: dict[str, Any]) -> dict[str, list[Symbol]]:
-    def make() -> dict[str, list[Symbol]]:
-        out: dict[str, list[Symbol]] = defaultdict(list)
-        for s in store.symbols():
-            out[s.name].append(s)
-        return dict(out)
-
-    return _memo(shared, "locate.symbols", make)  # type: ignore[no-any-return]
-
-
-def _name_parts_by_file(store: Storage, shared: dict[str, Any]) -> dict[str, list[frozenset[str]]]:
-    def make() -> dict[str, list[frozenset[str]]]:
-        out: dict[str, list[frozenset[str]]] = defaultdict(list)
-        for name, syms in _symbols_by_name(store, shared).items():
-            parts = _parts(name)
-            for s in syms:
-                out[s.path].append(parts)
-        return dict(out)
-
-    return _memo(shared, "locate.name_parts", make)  # type: ignore[no-any-return]
 
 
 @dataclass(frozen=True, slots=True)
@@ -411,16 +384,14 @@ def locate(
     exact: set[str] = set()
     if "names" not in off:
         wanted = {i.replace("/", ".").split(".")[-1] for i in request.identifiers}
-        by_name = _symbols_by_name(store, shared)
         for name in sorted(n for n in wanted if len(n) >= 3):
-            defs = by_name.get(name, ())
+            defs = store.definition_paths(name, 6)  # more than five: too common to point
             if 0 < len(defs) <= 5:
-                exact.update(s.path for s in defs)
+                exact.update(defs)
         if terms:
-            for path, parts_list in _name_parts_by_file(store, shared).items():
-                hits = sum(1 for parts in parts_list if parts & terms)
-                if hits:
-                    names_raw[path] = hits
+            # files by how many of their symbols have a name part among the terms (stored
+            # with the index, so a fresh process reads these rows and splits no names)
+            names_raw = store.name_part_counts(terms)
     quoted = quoted_strings(request.task) if "quoted" not in off else ()
     quoted_files: dict[str, int] = {}
     quoted_chunks: set[int] = set()

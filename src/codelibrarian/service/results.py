@@ -9,7 +9,6 @@ from typing import Any, Literal
 from ..composer import Explanation
 from ..config import LANES
 from ..errors import UnverifiedByTrace
-from ..explain_view import render_terminal
 from ..gate import GateDecision
 from ..policy_engine import Redaction
 from ..trigger import Trigger
@@ -106,6 +105,8 @@ class ComposeResult:
 
     def explain_text(self, *, width: int = 100) -> str:
         """The explanation as terminal text (ids, kinds, lanes, reasons; no paths)."""
+        from ..explain_view import render_terminal  # rich: only when an explanation is drawn
+
         text = render_terminal(self.explanation, width=width)
         if self.redactions:
             spans = sum(r.spans for r in self.redactions)

@@ -62,6 +62,15 @@ def prose_lines(lines: Excerpt) -> frozenset[int]:
     return frozenset(out)
 
 
+def _fits(tokenizer: Tokenizer, text: str, cap: int) -> bool:
+    """Whether ``text`` counts at most ``cap`` tokens; an exact BPE tokenizer stops
+    counting once past the cap (the trials of a cut are mostly far over it)."""
+    till = getattr(tokenizer, "count_till_limit", None)
+    if till is not None:
+        return till(text, cap) is not None
+    return tokenizer.count(text) <= cap
+
+
 def fit_excerpt(
     tokenizer: Tokenizer, lines: Excerpt, cap: int, *, keep: Iterable[int] = ()
 ) -> Excerpt:
@@ -71,19 +80,19 @@ def fit_excerpt(
     (last first), then the excerpt is cut from the end. Empty when even the
     frame does not fit.
     """
-    if tokenizer.count(render_excerpt(lines)) <= cap:
+    if _fits(tokenizer, render_excerpt(lines), cap):
         return lines
     kept = frozenset(keep)
     prose = prose_lines(lines)
     code = tuple(x for x in lines if x[0] not in prose or x[0] in kept)
-    if tokenizer.count(render_excerpt(code)) <= cap:
+    if _fits(tokenizer, render_excerpt(code), cap):
         # put back as much prose as fits, in line order
         extra = [x for x in lines if x[0] in prose and x[0] not in kept]
         lo, hi = 0, len(extra)
         while lo < hi:
             mid = (lo + hi + 1) // 2
             trial = tuple(sorted((*code, *extra[:mid])))
-            if tokenizer.count(render_excerpt(trial)) <= cap:
+            if _fits(tokenizer, render_excerpt(trial), cap):
                 lo = mid
             else:
                 hi = mid - 1
@@ -92,7 +101,7 @@ def fit_excerpt(
     while lo < hi:
         mid = (lo + hi + 1) // 2
         trial = tuple(x for i, x in enumerate(code) if i < mid or x[0] in kept)
-        if tokenizer.count(render_excerpt(trial)) <= cap:
+        if _fits(tokenizer, render_excerpt(trial), cap):
             lo = mid
         else:
             hi = mid - 1

@@ -48,6 +48,8 @@ _PROSE_SHARE = 3  # prose is split off when it is at least 1/3 of a span...
 _PROSE_MIN = 6  # ...and at least this many lines
 #: spans are offered, best first across files, until they hold this many budgets
 _OFFER_BUDGETS = 3
+#: span candidates kept per index generation (a resident server's calls share them)
+_SPAN_MEMO = 20_000
 
 
 def per_file_cap(budget: int) -> int:
@@ -107,10 +109,30 @@ class RetrievedSource:
         # tokens: the rest would never be chosen and only cost time downstream
         offers.sort(key=lambda o: (-o[0], o[1], o[2].start, o[2].chunk_id))
         room = ctx.budget * _OFFER_BUDGETS
+        # a span's candidates depend only on these inputs and the file's lines, which
+        # hold for the index generation: a resident server builds each one once
+        made_before: dict[tuple[object, ...], list[Candidate]] = ctx.memo.setdefault(
+            "shared", {}
+        ).setdefault("retrieved.spans", {})
         for relevance, path, span in offers:
             if room <= 0:
                 break
-            made = self._span(ctx, ctx.lines(path), span, relevance=relevance, cap=cap)
+            key = (
+                path,
+                span.start,
+                span.end,
+                span.own,
+                span.frame,
+                relevance,
+                cap,
+                ctx.recency.get(path, 0),
+                ctx.tokenizer.name,
+            )
+            made = made_before.get(key)
+            if made is None:
+                made = self._span(ctx, ctx.lines(path), span, relevance=relevance, cap=cap)
+                if len(made_before) < _SPAN_MEMO:
+                    made_before[key] = made
             room -= sum(c.token_estimate for c in made)
             out.extend(made)
         if ctx.budget >= _TESTS_FROM_BUDGET:
@@ -195,23 +217,18 @@ class RetrievedSource:
         shared = ctx.memo.setdefault("shared", {})
         test_files = shared.get("retrieved.tests")
         if test_files is None:
-            import_edges = ctx.store.edges("import") if ctx.store is not None else []
-            test_files = (
-                tuple((p, _test_stems(p)) for p in ctx.files if is_test_path(p)),
-                tuple((a, b) for a, b, _ in import_edges if is_test_path(a)),
-            )
+            test_files = tuple((p, _test_stems(p)) for p in ctx.files if is_test_path(p))
             shared["retrieved.tests"] = test_files
         imports: dict[str, set[str]] = defaultdict(set)
-        for src, dst in test_files[1]:
-            if dst in targets:
+        # only the edges into the targets: the index answers them from its resolved column
+        for src, dst in ctx.store.imports_into(targets) if ctx.store is not None else ():
+            if is_test_path(src):
                 imports[src].add(dst)
         ranked = {t.path: t for t in tests}
         related: dict[str, int] = {}
-        for path, stem in test_files[0]:
-            if ctx.sensitive(path):
-                continue
+        for path, stem in test_files:
             linked = set(imports.get(path, ())) | set(by_stem.get(stem, ()))
-            if linked:
+            if linked and not ctx.sensitive(path):
                 related[path] = max(targets[p] for p in linked)
         out: list[Candidate] = []
         for path in sorted(related, key=lambda p: (-related[p], p))[:5]:

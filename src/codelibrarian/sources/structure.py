@@ -159,9 +159,7 @@ class StructureSource:
         if not blocks:
             return None
         listed_set = set(listed)
-        edges = sorted(
-            {(a, b) for a, b, _ in store.edges("import") if a in listed_set and b in listed_set}
-        )
+        edges = [(a, b) for a, b in store.imports_into(listed_set) if a in listed_set]
         return ctx.candidate(
             kind="dependency_graph",
             lane="structure",
