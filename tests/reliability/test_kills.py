@@ -240,18 +240,21 @@ def _next_command_works(repo: Path, record: Round, task: str | None = None) -> N
     It runs in this process (the library the CLI calls), which keeps the suite's
     time down; ``test_killed_mcp_server`` runs its next command through the CLI.
     """
-    assert lock_is_free(repo), "the index lock is still held"
+    # A child forked in the instant of the kill may still hold the lock file for a moment;
+    # the next command must cope (it takes over a lock whose recorded holder is dead),
+    # so that is what is tested, and the record says which case this round was.
+    record.next_command = "lock " + ("free" if lock_is_free(repo) else "still held")
     began = time.monotonic()
     if task is None:
-        record.next_command = "index (in process): running"
+        record.next_command += "; index (in process): running"
         stats = index_workspace(repo, lock_timeout=NEXT_COMMAND_S)
-        record.next_command = f"index (in process): {stats.to_dict()}"
+        record.next_command += f" -> {stats.to_dict()}"
         assert stats.pending == 0
     else:
-        record.next_command = "compose (in process): running"
+        record.next_command += "; compose (in process): running"
         with Librarian(repo) as lib:
             pack = lib.compose(task, budget=2000)
-        record.next_command = f"compose (in process): {pack.tokens} tokens"
+        record.next_command += f" -> {pack.tokens} tokens"
         assert pack.tokens <= 2000
     took = time.monotonic() - began
     record.next_command += f", {took:.2f} s"
@@ -386,7 +389,7 @@ def test_killed_background_run(
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, SIGNALS[name])
         assert wait_gone({pid, *kids}, NEXT_COMMAND_S) == set(), "the background run lives on"
-        record.next_command = "compose (in process): running"
+        record.next_command += "; compose (in process): running"
         began = time.monotonic()
         with Librarian(repo, Config(index=IndexConfig(first_files=0))) as lib:
             degraded = lib.compose(TASK, budget=2000).degraded
