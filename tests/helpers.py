@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -103,3 +104,44 @@ def wait_gone(pids: set[int], seconds: float) -> set[int]:
         time.sleep(0.02)
         left = {p for p in left if running(p)}
     return left
+
+
+def sigkill_index_midway(repo: Path, committed_at_least: int, *, timeout: float = 240) -> int:
+    """Start ``librarian index REPO``, SIGKILL it (and its pool workers) as soon as at
+    least ``committed_at_least`` files are committed, and return how many were."""
+    import signal
+    import sqlite3
+
+    from codelibrarian.index.store import index_path
+
+    db = index_path(repo)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "codelibrarian", "index", str(repo), "--json"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "LIBRARIAN_NO_RESIDENT": "1"},
+        start_new_session=True,
+    )
+    committed = 0
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline and proc.poll() is None:
+            if db.exists():
+                try:
+                    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=0.1)
+                    committed = conn.execute(
+                        "SELECT COUNT(*) FROM files WHERE stage = 2"
+                    ).fetchone()[0]
+                    conn.close()
+                except sqlite3.Error:
+                    committed = 0
+                if committed >= committed_at_least:
+                    break
+            time.sleep(0.01)
+    finally:
+        # the indexer and its pool workers, whatever happened above
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL, "the run ended before it was killed"
+    return committed

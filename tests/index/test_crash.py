@@ -2,19 +2,14 @@
 
 from __future__ import annotations
 
-import os
-import signal
 import sqlite3
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from codelibrarian.index.indexer import index_workspace
 from codelibrarian.index.store import index_path, open_store
-from tests.helpers import write_files
+from tests.helpers import sigkill_index_midway, write_files
 
 N_FILES = 300
 
@@ -63,32 +58,7 @@ def test_sigkill_mid_index_then_clean_completion(tmp_path: Path) -> None:
     write_files(repo, {f"pkg/mod_{i:03d}.py": _module(i) for i in range(N_FILES)})
     write_files(repo, {"pkg/__init__.py": ""})
     db = index_path(repo)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "codelibrarian", "index", str(repo), "--json"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    committed = 0
-    deadline = time.monotonic() + 240
-    try:
-        while time.monotonic() < deadline and proc.poll() is None:
-            if db.exists():
-                try:
-                    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=0.1)
-                    committed = conn.execute(
-                        "SELECT COUNT(*) FROM files WHERE stage = 2"
-                    ).fetchone()[0]
-                    conn.close()
-                except sqlite3.Error:
-                    committed = 0
-                if committed >= 30:
-                    break
-            time.sleep(0.01)
-    finally:
-        os.killpg(proc.pid, signal.SIGKILL)  # the indexer and its pool workers
-        proc.wait()
-    assert proc.returncode == -signal.SIGKILL
+    committed = sigkill_index_midway(repo, 30)
     assert 0 < committed < N_FILES + 1, "the run was not interrupted mid-way"
 
     before = _consistency(db)

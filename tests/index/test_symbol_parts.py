@@ -10,12 +10,10 @@ and a fresh ``librarian compose`` must read them, never rebuild them.
 from __future__ import annotations
 
 import os
-import signal
 import sqlite3
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
@@ -24,7 +22,7 @@ from hypothesis import strategies as st
 
 from codelibrarian.index.indexer import index_workspace
 from codelibrarian.index.store import SqliteStore, index_path, open_store
-from tests.helpers import make_repo, write_files
+from tests.helpers import make_repo, sigkill_index_midway, write_files
 
 #: words that recur across the sample names, so parts are shared between files
 _WORDS = ("json", "decoder", "parse", "http", "Response", "line", "column", "trailing")
@@ -177,34 +175,7 @@ def test_a_writer_killed_mid_run_leaves_parts_in_step_with_symbols(tmp_path: Pat
         f"def step_{j}_json_value(v: int) -> int:\n    return v + {j}\n\n\n" for j in range(40)
     )
     write_files(repo, {f"pkg/m{i:03d}.py": _module(i) + "\n\n" + body for i in range(n)})
-    db = index_path(repo)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "codelibrarian", "index", str(repo), "--json"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env={**os.environ, "LIBRARIAN_NO_RESIDENT": "1"},
-        start_new_session=True,
-    )
-    committed = 0
-    deadline = time.monotonic() + 240
-    try:
-        while time.monotonic() < deadline and proc.poll() is None:
-            if db.exists():
-                try:
-                    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=0.1)
-                    committed = conn.execute(
-                        "SELECT COUNT(*) FROM files WHERE stage = 2"
-                    ).fetchone()[0]
-                    conn.close()
-                except sqlite3.Error:
-                    committed = 0
-                if committed >= 10:
-                    break
-            time.sleep(0.01)
-    finally:
-        # the indexer and its pool workers, whatever happened above
-        os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=30)
+    committed = sigkill_index_midway(repo, 10)
     assert committed > 0, "the run was killed before it committed anything"
     with open_store(repo) as store:
         _assert_stored_matches_rebuilt(store)
