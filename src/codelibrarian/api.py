@@ -420,7 +420,7 @@ class Librarian:
 
         ``depth`` is ``L0`` (retrieval only) to ``L3`` (three graph hops); ``limit``
         caps the files returned; ``budget`` caps the summed tokens of the cited
-        chunks. ``semantic=True`` adds dense vectors when the ``semantic`` extra is
+        chunks. ``semantic=True`` adds dense vectors when the embedding model is
         installed; it is off by default because the ablation in benchmarks/RESULTS.md
         showed no consistent recall gain. ``llm=True`` discovers an LLM provider for
         reranking (otherwise one is used only when ``LIBRARIAN_LLM_PROVIDER`` is
