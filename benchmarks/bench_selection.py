@@ -55,12 +55,13 @@ from codelibrarian.query.embed import load_embedder  # noqa: E402
 from codelibrarian.techniques.registry import default_library  # noqa: E402
 
 INTENTS = ROOT / "benchmarks" / "intents" / "intents.jsonl"
-DEV2 = ROOT / "benchmarks" / "intents" / "dev2.jsonl"
-TUNING = ("dev", "dev2")
+#: the later tuning splits, each in its own file
+EXTRA = {s: ROOT / "benchmarks" / "intents" / f"{s}.jsonl" for s in ("dev2", "dev3")}
+TUNING = ("dev", "dev2", "dev3")
 
 
 def load(split: str | None) -> list[dict[str, Any]]:
-    path = DEV2 if split == "dev2" else INTENTS
+    path = EXTRA.get(split or "", INTENTS)
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
     return [r for r in rows if split is None or r["split"] == split]
 
@@ -207,7 +208,9 @@ def first_plan(runs: int, src: Path) -> dict[str, float]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--split", choices=("dev", "dev2", "tuning", "eval", "all"), default="tuning")
+    ap.add_argument(
+        "--split", choices=("dev", "dev2", "dev3", "tuning", "eval", "all"), default="tuning"
+    )
     ap.add_argument("--selectors", default="embeddings,keywords,baseline")
     ap.add_argument("--errors", action="store_true", help="print misses (dev and dev2 only)")
     ap.add_argument("--json", action="store_true")
@@ -219,7 +222,8 @@ def main() -> int:
     ap.add_argument(
         "--train",
         default="bundled",
-        help="example vote: bundled (dev+dev2), none, dev, dev2 or dev+dev2",
+        help="example vote: bundled (the shipped file), none, or tuning splits joined by +"
+        " (dev, dev2, dev3, dev+dev2, ...)",
     )
     args = ap.parse_args()
     if args.first_plan:
@@ -227,7 +231,7 @@ def main() -> int:
         return 0
     splits = {"tuning": TUNING, "all": (*TUNING, "eval")}.get(args.split, (args.split,))
     if args.errors and "eval" in splits:
-        raise SystemExit("--errors is for dev and dev2 only: eval is never read item by item")
+        raise SystemExit("--errors is for the tuning splits only: eval is never read item by item")
     rankers = {
         "embeddings": lambda: planner_ranker("embeddings", args.train),
         "keywords": lambda: planner_ranker("keywords", args.train),

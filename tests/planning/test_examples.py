@@ -108,6 +108,6 @@ def test_the_vote_answers_wording_no_cue_knows() -> None:
     with_vote = select(text, lib, pm, cm)
     assert with_vote.pattern.id == "pattern_feature_construction"
     aspect = with_vote.pattern.aspect("examples")
-    assert aspect.score > 500 and "posterior" in aspect.why
+    assert aspect.score > 500 and "vote" in aspect.why
     without = select(text, lib, pm, cm, examples=None)
     assert without.pattern.aspect("examples").score == 0
