@@ -6,6 +6,8 @@ from collections.abc import Iterator
 import pytest
 from hypothesis import HealthCheck, settings
 
+from tests.forkserver import ForkServer, shared
+
 settings.register_profile(
     "default", deadline=None, suppress_health_check=[HealthCheck.too_slow], max_examples=100
 )
@@ -13,6 +15,13 @@ settings.register_profile(
     "ci", deadline=None, suppress_health_check=[HealthCheck.too_slow], max_examples=200
 )
 settings.load_profile("ci" if os.environ.get("CI") else "default")
+
+
+@pytest.fixture(scope="session")
+def fork_server() -> ForkServer:
+    """A parent that has imported the library and forks ``librarian`` processes from
+    it (``tests/forkserver.py``): one per xdist worker, started on first use."""
+    return shared()
 
 
 @pytest.fixture(autouse=True)

@@ -69,13 +69,28 @@ def run_cli(
     env: Mapping[str, str] | None = None,
     input: str | None = None,
 ) -> subprocess.CompletedProcess[str]:
-    """Run the real ``librarian`` entry point in a subprocess."""
+    """Run ``librarian ARGS`` in a process of its own and capture what it printed.
+
+    The process is forked from the test worker's fork server (``tests/forkserver.py``):
+    it runs the console script's function, ``codelibrarian.cli.app:main``, on these
+    arguments, environment, working directory and stdin, without paying a fresh
+    interpreter's imports. ``LIBRARIAN_TEST_REAL_CLI=1`` runs the ``librarian``
+    executable instead (start-up itself is tested in ``tests/cli/test_startup_imports.py``
+    and by round 0 of each kill test).
+    """
     full_env = {**os.environ, **GIT_ENV, "GIT_CONFIG_GLOBAL": os.devnull, "NO_COLOR": "1"}
     full_env.pop("FORCE_COLOR", None)
     if env:
         full_env.update(env)
+    if os.environ.get("LIBRARIAN_TEST_REAL_CLI") != "1":
+        from tests.forkserver import shared
+
+        where = Path.cwd() if cwd is None else cwd
+        return shared().run(list(args), cwd=where, env=full_env, input=input, timeout=240)
+    from tests.forkserver import LIBRARIAN
+
     return subprocess.run(
-        [sys.executable, "-m", "codelibrarian", *args],
+        [LIBRARIAN, *args],
         check=False,
         cwd=cwd,
         env=full_env,

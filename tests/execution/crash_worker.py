@@ -18,6 +18,7 @@ shared.
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import sys
@@ -70,6 +71,9 @@ def serve() -> int:
     import codelibrarian.service.compose
     import codelibrarian.service.workspace  # noqa: F401 - loaded once, inherited by each fork
 
+    # the loaded objects never change: keep the collector (and the copy-on-write
+    # faults its scans would cause in every worker) off them
+    gc.freeze()
     print("ready", flush=True)
     for line in sys.stdin:
         request = json.loads(line)

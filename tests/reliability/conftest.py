@@ -9,13 +9,16 @@ import queue
 import shutil
 import sqlite3
 import subprocess
-import sys
 import threading
 from pathlib import Path
 
 import pytest
 
+from tests.forkserver import LIBRARIAN, ForkedProcess, ForkServer
 from tests.helpers import make_repo
+
+#: a ``librarian`` process: started from its executable, or forked by a ForkServer
+Proc = subprocess.Popen[str] | ForkedProcess
 
 #: the next command after a kill must finish within this (issue #17)
 NEXT_COMMAND_S = 10.0
@@ -54,11 +57,18 @@ def fresh_copy(corpus: Path, where: Path) -> Path:
 
 
 def librarian(
-    repo: Path, *args: str, timeout: float = NEXT_COMMAND_S, env: dict[str, str] | None = None
+    repo: Path,
+    *args: str,
+    timeout: float = NEXT_COMMAND_S,
+    env: dict[str, str] | None = None,
+    via: ForkServer | None = None,
 ) -> subprocess.CompletedProcess[str]:
+    """Run ``librarian ARGS`` in ``repo``: the real executable, or forked by ``via``."""
     full = {**os.environ, "LIBRARIAN_NO_RESIDENT": "1", **(env or {})}
+    if via is not None:
+        return via.run(list(args), cwd=repo, env=full, timeout=timeout)
     return subprocess.run(
-        [sys.executable, "-m", "codelibrarian", *args],
+        [LIBRARIAN, *args],
         cwd=repo,
         env=full,
         capture_output=True,
@@ -68,10 +78,16 @@ def librarian(
     )
 
 
-def start(repo: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+def start(
+    repo: Path, *args: str, env: dict[str, str] | None = None, via: ForkServer | None = None
+) -> Proc:
+    """A running ``librarian ARGS`` in ``repo`` (stdin and stderr piped, stdout dropped):
+    the real executable, or forked by ``via``."""
     full = {**os.environ, "LIBRARIAN_NO_RESIDENT": "1", **(env or {})}
+    if via is not None:
+        return via.start(list(args), cwd=repo, env=full)
     return subprocess.Popen(
-        [sys.executable, "-m", "codelibrarian", *args],
+        [LIBRARIAN, *args],
         cwd=repo,
         env=full,
         stdin=subprocess.PIPE,
@@ -81,9 +97,7 @@ def start(repo: Path, *args: str, env: dict[str, str] | None = None) -> subproce
     )
 
 
-def stderr_lines(
-    proc: subprocess.Popen[str], keep: list[str] | None = None
-) -> queue.Queue[str | None]:
+def stderr_lines(proc: Proc, keep: list[str] | None = None) -> queue.Queue[str | None]:
     """``proc``'s stderr lines as they come (None at the end), also appended to ``keep``."""
     lines: queue.Queue[str | None] = queue.Queue()
     stream = proc.stderr
