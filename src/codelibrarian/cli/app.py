@@ -7,6 +7,9 @@ Agents call the CLI in a loop, so start-up is paid on every call. ``main``:
 * hands ``compose``, ``query``, ``map``, ``explain`` and ``window`` to a resident
   server when one runs for the repository (``librarian serve --daemon``; see
   ``resident.py``), falling back to running them here when there is none;
+* runs ``compose`` itself without typer when it can read the command line
+  (``compose_run.quick_compose``: typer and its pydantic coercers cost a fresh
+  process about a third of a second);
 * otherwise builds a typer app holding only the command group asked for, so
   ``librarian compose`` never imports the modules of ``pack`` or ``providers``.
 
@@ -122,6 +125,12 @@ def main() -> None:
         from .resident import call_resident
 
         code = call_resident(argv)
+        if code is not None:
+            raise SystemExit(code)
+    if name == "compose":
+        from .compose_run import quick_compose
+
+        code = quick_compose(argv)  # None: a command line only typer reads rightly
         if code is not None:
             raise SystemExit(code)
     module = module_for(name) if name else None
