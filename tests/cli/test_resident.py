@@ -105,3 +105,42 @@ def test_a_killed_resident_server_leaves_calls_working(repo: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert time.monotonic() - t0 < 10
     assert "app/billing.py" in result.stdout
+
+
+def _auto(repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k != "LIBRARIAN_NO_RESIDENT"}
+    env["LIBRARIAN_RESIDENT"] = "auto"
+    env["LIBRARIAN_RESIDENT_IDLE"] = "120"  # ends by itself should the test's stop fail
+    return subprocess.run(
+        [sys.executable, "-m", "codelibrarian", *args],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.mark.slow
+def test_auto_mode_starts_a_server_for_the_next_calls(repo: Path) -> None:
+    # off by default: a call without the variable leaves nothing running
+    plain = librarian(repo, "compose", "fix the invoice total", "--as-of", AS_OF)
+    assert plain.returncode == 0, plain.stderr
+    assert not socket_path(repo).exists()
+    first = _auto(repo, "compose", "fix the invoice total", "--as-of", AS_OF)
+    assert first.returncode == 0, first.stderr  # answered here while the server starts
+    assert "invoice_total" in first.stdout
+    deadline = time.monotonic() + 90  # a loaded machine: start-up takes seconds
+    while time.monotonic() < deadline:
+        try:
+            before = _served(repo)
+            break
+        except OSError:
+            time.sleep(0.1)
+    else:
+        pytest.fail("the auto-started resident server never answered")
+    second = _auto(repo, "compose", "fix the invoice total", "--as-of", AS_OF)
+    assert second.returncode == 0, second.stderr
+    assert _served(repo) == before + 1
+    assert "invoice_total" in second.stdout

@@ -122,11 +122,12 @@ def main() -> None:
     signal.signal(signal.SIGTERM, _on_sigterm)
     name = _command_name(argv)
     if name in DAEMON_COMMANDS and not os.environ.get("LIBRARIAN_NO_RESIDENT"):
-        from .resident import call_resident
+        from .resident import auto_start, call_resident
 
         code = call_resident(argv)
         if code is not None:
             raise SystemExit(code)
+        auto_start(argv)  # LIBRARIAN_RESIDENT=auto: warm for the next call; this one runs here
     if name == "compose":
         from .compose_run import quick_compose
 
