@@ -297,7 +297,7 @@ def pagerank(store: Storage, shared: dict[str, Any], seeds: Mapping[str, int]) -
         if delta < 1e-9:
             break
     ppm = np.rint(r * 1_000_000).astype(np.int64)
-    return {name: int(ppm[i]) for i, name in enumerate(g.order)}
+    return dict(zip(g.order, ppm.tolist(), strict=True))
 
 
 # ---------------------------------------------------------------------- locate

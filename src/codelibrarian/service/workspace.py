@@ -379,9 +379,11 @@ class WorkspaceSession:
                 for path in commit.files:
                     if commit.timestamp > newest.get(path, -1):
                         newest[path] = commit.timestamp
-            self._commit_times = (commitish, newest)
+            self._commit_times = (commitish, dict(sorted(newest.items())))
         times = self._commit_times[1]
-        return {p: recency_bucket(as_of - ts) for p, ts in sorted(times.items())}
+        # one bucket per commit time (at most 50), not per file (a commit may touch 20k)
+        buckets = {ts: recency_bucket(as_of - ts) for ts in set(times.values())}
+        return {p: buckets[ts] for p, ts in times.items()}
 
     # ------------------------------------------------- shared, per generation
 
