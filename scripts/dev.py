@@ -41,7 +41,7 @@ def ensure_env() -> None:
         venv.EnvBuilder(with_pip=True).create(VENV)
     run(PY, "-m", "pip", "install", "--quiet", "--upgrade", "pip")
     # the semantic extra is small (a bundled static model) and its tests run in CI
-    run(PY, "-m", "pip", "install", "--quiet", "-e", ".[dev,semantic]")
+    run(PY, "-m", "pip", "install", "--quiet", "-e", ".[dev]")
     STAMP.write_text(want + "\n")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import inspect
 import sqlite3
 
 import pytest
@@ -66,3 +67,17 @@ def test_guard_methods_wraps_public_methods_and_init() -> None:
         thing.read()
     with pytest.raises(sqlite3.DatabaseError):
         thing._private()
+
+
+def test_every_public_method_of_the_facade_is_guarded() -> None:
+    # Librarian is assembled from parts (codelibrarian.facade); each must be guarded too.
+    from codelibrarian.api import Librarian
+
+    public = [
+        name
+        for name in dir(Librarian)
+        if not name.startswith("_") and inspect.isfunction(getattr(Librarian, name))
+    ]
+    assert {"compose", "run_start", "plan", "record_session", "pack"} <= set(public)
+    unguarded = [name for name in public if not hasattr(getattr(Librarian, name), "__wrapped__")]
+    assert unguarded == []

@@ -165,7 +165,10 @@ def register(app: typer.Typer) -> None:
         semantic: bool = typer.Option(
             False,
             "--semantic/--no-semantic",
-            help="Add dense vectors (needs the `semantic` extra; off by default).",
+            help=(
+                "Add dense vectors (needs the embedding model, installed on Linux x86-64;"
+                " off by default)."
+            ),
         ),
         llm: bool = typer.Option(
             False,

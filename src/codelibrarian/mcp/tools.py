@@ -251,8 +251,8 @@ def query_codebase(
     semantic: Annotated[
         bool,
         Field(
-            description="Add dense vectors (needs the semantic extra; off by default: "
-            "no consistent recall gain was measured)."
+            description="Add dense vectors (needs the embedding model, installed on Linux "
+            "x86-64; off by default: no consistent recall gain was measured)."
         ),
     ] = False,
     model: ModelArg = None,

@@ -171,7 +171,9 @@ def detect_capabilities(
     if dense is None:
         events.append(
             CapabilityEvent(
-                "capability_missing", "vector_search", "no embedder (install the `semantic` extra)"
+                "capability_missing",
+                "vector_search",
+                "no embedder (install tokenlearn-static-model; Linux x86-64 only)",
             )
         )
     elif not vectors:

@@ -1,11 +1,12 @@
-"""Dense vectors for retrieval: an optional extra, stored beside the index.
+"""Dense vectors for retrieval, stored beside the index.
 
-Install ``codelibrarian[semantic]`` to get ``tokenlearn-static-model``: a static
+``tokenlearn-static-model`` (a plain dependency on Linux x86-64, the only platform
+it ships a wheel for) is a static
 (Model2Vec-style) embedding model with its 10k-token vocabulary and 64-dimension
 int8 weights bundled in the wheel, encoded by a Rust extension. It loads with no
 network (checked with ``HF_HUB_OFFLINE=1`` and sockets blocked), takes about a
-second to load and embeds ~19,000 short texts a second on two cores. Without the
-extra the library works unchanged: retrieval is keyword-only and says so.
+second to load and embeds ~19,000 short texts a second on two cores. Where it is
+not installed the library works unchanged: retrieval is keyword-only and says so.
 
 Vectors live in a sidecar SQLite file, ``.librarian/vectors.db`` (never in the
 index database, whose schema belongs to the indexer), as float32 blobs keyed by
@@ -100,8 +101,10 @@ class StaticModelEmbedder:
             module = importlib.import_module("static_model")
         except ImportError:
             raise UsageError(
-                "dense retrieval needs the optional `semantic` extra.",
-                hint="pip install 'codelibrarian[semantic]' (or run without embeddings).",
+                "dense retrieval needs the `tokenlearn-static-model` package, which is"
+                " installed with codelibrarian on Linux x86-64 only.",
+                hint="pip install tokenlearn-static-model where a wheel exists"
+                " (or run without embeddings).",
             ) from None
         self._encode: Callable[[list[str]], Any] = module.get_embeddings
         self._lock = threading.Lock()
@@ -164,7 +167,7 @@ def _words(text: str) -> list[str]:
 
 
 def load_embedder() -> Embedder | None:
-    """The bundled static model when the `semantic` extra is installed, else None."""
+    """The bundled static model when it is installed (Linux x86-64), else None."""
     try:
         return StaticModelEmbedder()
     except UsageError:

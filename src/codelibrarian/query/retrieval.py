@@ -8,7 +8,7 @@ lines and chunk id, so the order is total and needs no float.
 
 The seed's stage is vector-only (``semantic_retrieval``); keyword search is the
 backbone here because it needs nothing optional, and vectors join when the
-`semantic` extra is installed and capability detection found them.
+embedding model is installed and capability detection found them.
 """
 
 from __future__ import annotations

@@ -65,7 +65,10 @@ class _CliClient(ClientBase):
         raise self._fail(
             f"{self.provider_id} offers no embeddings",
             "unsupported",
-            hint="Use a provider with embeddings (ollama, lmstudio) or the local semantic extra.",
+            hint=(
+                "Use a provider with embeddings (ollama, lmstudio) or the local embedding"
+                " model (installed on Linux x86-64)."
+            ),
         )
 
     def _arguments(self, schema: Mapping[str, Any] | None) -> AbstractContextManager[list[str]]:
