@@ -98,6 +98,8 @@ def test_the_kept_signature_matches_a_full_status(
     kept = WorkspaceSession(root)
     first = kept.workspace_signature()
     assert first is not None
+    assert kept._status is None  # one call: a fresh process pays no walk
+    assert kept.workspace_signature() == first
     assert kept._status is not None  # the stamp was kept: the next call may be quick
     assert kept.workspace_signature() == first == WorkspaceSession(root).workspace_signature()
     change(root)

@@ -158,6 +158,7 @@ class WorkspaceSession:
         #: the tree's stamp taken before the last full ``git status`` and the untracked
         #: files it listed: while the stamp holds, so does that list
         self._status: tuple[TreeStamp, tuple[str, ...]] | None = None
+        self._status_calls = 0
         self.memo: dict[str, Any] = {}
         self.ablate = _ablated(os.environ.get("LIBRARIAN_ABLATE", ""))
 
@@ -336,7 +337,10 @@ class WorkspaceSession:
             return None
         kept = self._status
         quick = kept is not None and kept[0].unchanged()
-        taken = None if quick else TreeStamp.take(self.root)  # before git looks
+        # before git looks (a change after it shows); from the second call on, so a
+        # one-call process (a fresh CLI compose) does not pay for the walk
+        taken = None if quick or not self._status_calls else TreeStamp.take(self.root)
+        self._status_calls += 1
         status = _git_status(self.root, untracked=not quick)
         if status is None:
             self._status = None
