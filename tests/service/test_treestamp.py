@@ -122,7 +122,8 @@ def test_a_recent_change_is_not_trusted_and_a_worktree_is_not_stamped(tmp_path: 
     linked = tmp_path / "linked"
     git(root, "worktree", "add", "-q", str(linked))
     _age(linked)
-    assert TreeStamp.take(linked) is None  # its .git is a file
+    never = TreeStamp.take(linked)  # its .git is a file: never stamped
+    assert never is not None and not never.usable and not never.unchanged()
 
 
 def test_the_stamp_sees_folders_and_ignore_files_change(tmp_path: Path) -> None:
@@ -133,3 +134,18 @@ def test_the_stamp_sees_folders_and_ignore_files_change(tmp_path: Path) -> None:
     assert stamp.unchanged()  # tracked edits are git's to see (--untracked-files=no)
     (root / "app/added.py").write_text("", encoding="utf-8")
     assert not stamp.unchanged()
+
+
+def test_a_tree_too_large_to_stamp_is_not_walked_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from codelibrarian.service import treestamp
+
+    root = _repo(tmp_path)
+    monkeypatch.setattr(treestamp, "MAX_ENTRIES", 3)
+    kept = WorkspaceSession(root)
+    first = kept.workspace_signature()
+    assert kept.workspace_signature() == first  # the second call tried, and gave up
+    assert kept._status is None and not kept._stampable
+    _edit_untracked(root)
+    assert kept.workspace_signature() == WorkspaceSession(root).workspace_signature()

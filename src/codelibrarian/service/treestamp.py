@@ -39,7 +39,7 @@ from pathlib import Path
 __all__ = ["MAX_ENTRIES", "RACY_NS", "TreeStamp"]
 
 #: more folders than this: a stamp would cost a large part of what it saves
-MAX_ENTRIES = 100_000
+MAX_ENTRIES = 30_000
 #: folders modified this close to the stamp make it untrustworthy (3 s)
 RACY_NS = 3_000_000_000
 _SKIP_TOP = frozenset({".git", ".librarian"})
@@ -62,13 +62,18 @@ class TreeStamp:
 
     paths: tuple[str, ...]
     stats: tuple[_Stat | None, ...]
+    #: False: this tree cannot be stamped (a worktree, a nested repository, too many
+    #: folders); the caller stops trying rather than walk it again on every call
+    usable: bool = True
 
     @classmethod
     def take(cls, root: Path) -> TreeStamp | None:
-        """The stamp of ``root`` now; None when it cannot be trusted or is too large."""
+        """The stamp of ``root`` now; None when it cannot be trusted now (a recent
+        change), an unusable stamp when this tree cannot be stamped at all."""
         git = root / ".git"
+        never = cls((), (), usable=False)
         if not git.is_dir():
-            return None
+            return never
         start = time.time_ns()
         paths = [str(git / rel) for rel in _GIT_FILES]
         stats = [_stat(p) for p in paths]
@@ -90,7 +95,7 @@ class TreeStamp:
                 if folder == top and entry.name in _SKIP_TOP:
                     continue
                 if entry.name == ".git":
-                    return None  # a nested repository: its own status rules apply
+                    return never  # a nested repository: its own status rules apply
                 try:
                     is_dir = entry.is_dir(follow_symlinks=False)
                 except OSError:
@@ -101,7 +106,7 @@ class TreeStamp:
                     paths.append(entry.path)
                     stats.append(_stat(entry.path))
             if len(paths) > MAX_ENTRIES:
-                return None
+                return never
         racy = start - RACY_NS
         if any(st is not None and st[2] >= racy for st in stats[own:]):
             return None
@@ -109,4 +114,6 @@ class TreeStamp:
 
     def unchanged(self) -> bool:
         """Whether every recorded entry still has the same ``lstat``."""
-        return all(_stat(p) == s for p, s in zip(self.paths, self.stats, strict=True))
+        return self.usable and all(
+            _stat(p) == s for p, s in zip(self.paths, self.stats, strict=True)
+        )

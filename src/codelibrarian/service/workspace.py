@@ -159,6 +159,7 @@ class WorkspaceSession:
         #: files it listed: while the stamp holds, so does that list
         self._status: tuple[TreeStamp, tuple[str, ...]] | None = None
         self._status_calls = 0
+        self._stampable = True
         self.memo: dict[str, Any] = {}
         self.ablate = _ablated(os.environ.get("LIBRARIAN_ABLATE", ""))
 
@@ -339,7 +340,10 @@ class WorkspaceSession:
         quick = kept is not None and kept[0].unchanged()
         # before git looks (a change after it shows); from the second call on, so a
         # one-call process (a fresh CLI compose) does not pay for the walk
-        taken = None if quick or not self._status_calls else TreeStamp.take(self.root)
+        taken = None
+        if not quick and self._status_calls and self._stampable:
+            taken = TreeStamp.take(self.root)
+            self._stampable = taken is None or taken.usable
         self._status_calls += 1
         status = _git_status(self.root, untracked=not quick)
         if status is None:
@@ -350,7 +354,7 @@ class WorkspaceSession:
             untracked = kept[1]
             entries += [_stat_entry(self.root, rel) for rel in untracked]
         else:
-            self._status = (taken, untracked) if taken is not None else None
+            self._status = (taken, untracked) if taken is not None and taken.usable else None
         self._head = head
         # nothing staged or modified: the working diff against HEAD is empty
         self._tracked_clean = tracked_clean
