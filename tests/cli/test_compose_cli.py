@@ -41,6 +41,10 @@ def test_compose_json_then_explain_replay(repo: Path) -> None:
     for secret in SECRETS:
         assert secret not in res.stdout
     decision = doc["decision_id"]
+    # the ranking stack's stages, with counts and never a path
+    assert [s["stage"] for s in doc["locate"]] == ["retrieval", "expansion", "scoring"]
+    assert "BM25" in doc["locate"][0]["summary"]
+    assert "src/" not in json.dumps(doc["locate"])
 
     again = run_cli(*args, "--format", "json", "--files", "deploy/id_ed25519")
     assert json.loads(again.stdout)["cache_hit"] is True
@@ -51,9 +55,11 @@ def test_compose_json_then_explain_replay(repo: Path) -> None:
     data = json.loads(explained.stdout)
     assert data["excluded_by_policy"][0]["rule"] == "ssh_private_key"
     assert "deploy/" not in explained.stdout
+    assert data["locate"] == doc["locate"]
 
     text = run_cli("explain", decision, "-C", str(repo))
     assert "excluded_by_policy" in text.stdout
+    assert "locate scoring: " in text.stdout
 
     replayed = run_cli("replay", decision, "-C", str(repo))
     assert replayed.returncode == 0, replayed.stderr + replayed.stdout
@@ -72,6 +78,7 @@ def test_compose_markdown_to_file_with_explanation(repo: Path, tmp_path: Path) -
     assert "### src/app/http_client.py" in pack
     assert _count(pack.rstrip("\n")) <= 900
     assert "Lane breakdown" in res.stderr and "wrote" in res.stderr
+    assert "Locate stages\n  retrieval: BM25 " in res.stderr
 
 
 @pytest.mark.parametrize("fmt", ["xml", "plain"])

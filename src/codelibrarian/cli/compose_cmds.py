@@ -114,7 +114,8 @@ def explain_cmd(
     fmt: str | None = FORMAT_OPTION,
     repo: Path = REPO_OPTION,
 ) -> None:
-    """Explain a recorded decision: lanes, every verdict with its reason, redactions."""
+    """Explain a recorded decision: lanes, every verdict with its reason, redactions and
+    the locate stages."""
     as_json = json_mode(as_json, fmt)
     try:
         data = _open(repo).explain(decision_id)
@@ -136,6 +137,7 @@ def explain_cmd(
     for r in data["redactions"]:
         rules = ", ".join(f"{k}={n}" for k, n in sorted(r["rules"].items()))
         out.append(f"secret_redacted: {r['id']} {r['lane']}/{r['kind']} {r['spans']} ({rules})")
+    out += [f"locate {st['stage']}: {st['summary']}" for st in data["locate"]]
     sys.stdout.write("\n".join(out) + "\n")
 
 

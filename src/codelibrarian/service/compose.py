@@ -107,6 +107,8 @@ class Gathered:
     store: Any
     #: a candidate's whole file, for the secret gate (None: sensitive, missing, binary)
     read: Callable[[str], str | None] = lambda _path: None
+    #: the locate stages that ranked the files and spans: ``(stage, summary)``, counts only
+    locate: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +121,7 @@ class Prepared:
     context: ComposeContext
     store: Any
     vitals: VitalsSnapshot
+    locate: tuple[tuple[str, str], ...] = ()
 
 
 class ComposeService:
@@ -265,7 +268,9 @@ class ComposeService:
             adjusted.append(
                 replace(cand, relevance=min(1000, cand.relevance + delta)) if delta else cand
             )
-        return Gathered(tuple(adjusted), vitals, changes, store, read)
+        ranking = ctx.memo.get("ranking")  # set when a lane ranked files (sources.ranking)
+        stages = tuple((st.name, st.summary) for st in getattr(ranking, "stages", ()))
+        return Gathered(tuple(adjusted), vitals, changes, store, read, stages)
 
     def prepare(self, trigger: Trigger, total: int, lanes: Sequence[str] | None = None) -> Prepared:
         """Gather, apply the policy engine, shape the budget and build the context."""
@@ -303,7 +308,13 @@ class ComposeService:
             },
         )
         return Prepared(
-            outcome.candidates, outcome, budget, context, gathered.store, gathered.vitals
+            outcome.candidates,
+            outcome,
+            budget,
+            context,
+            gathered.store,
+            gathered.vitals,
+            gathered.locate,
         )
 
     def compose_trigger(
@@ -361,9 +372,16 @@ class ComposeService:
             warnings=warnings,
             intake=(*intake, *swept),
         )
+        result = replace(result, locate=prep.locate)
         if decision_id is not None:
             self._write_sidecar(
-                decision_id, trigger, total=total, fmt=fmt, files=result.files, lanes=lanes
+                decision_id,
+                trigger,
+                total=total,
+                fmt=fmt,
+                files=result.files,
+                lanes=lanes,
+                locate=prep.locate,
             )
             self.ws.bound_state()  # and after, so the folder ends within its size cap
         return result
@@ -384,6 +402,7 @@ class ComposeService:
         fmt: str,
         files: Sequence[str],
         lanes: Sequence[str] | None = None,
+        locate: Sequence[tuple[str, str]] = (),
     ) -> None:
         """Private replay inputs (task, diff, files) and the files the pack showed.
 
@@ -399,6 +418,8 @@ class ComposeService:
         }
         if lanes is not None:
             data["lanes"] = list(lanes)
+        if locate:
+            data["locate"] = [list(stage) for stage in locate]
         data = self.ws.gate.clean_value(data, surface="sidecar")
         private_write(path, json.dumps(data, sort_keys=True) + "\n")
 
@@ -431,7 +452,17 @@ class ComposeService:
                 for ident, rule in json.loads(extra.get("excluded", "[]"))
             ],
             "vitals": json.loads(extra.get("vitals", "{}")),
+            "locate": self._recorded_locate(rec["id"]),
         }
+
+    def _recorded_locate(self, decision_id: str) -> list[dict[str, str]]:
+        """The locate stages kept with the decision's replay inputs (none: an older
+        decision, or a pack made without ranking files)."""
+        try:
+            side = json.loads(self._sidecar_path(decision_id).read_text(encoding="utf-8"))
+        except (OSError, ValueError, NotFound):
+            return []
+        return [{"stage": name, "summary": summary} for name, summary in side.get("locate", [])]
 
     def replay(self, decision_id: str) -> ReplayResult:
         """Regather candidates for a recorded trigger and re-run the decision without cache."""

@@ -97,6 +97,8 @@ class ComposeResult:
     intake_redactions: tuple[GateDecision, ...] = ()
     #: what was not available (P23): a partial index, an index rebuilt on the way
     degraded: tuple[UnverifiedByTrace, ...] = ()
+    #: the locate stages that ranked files and spans, ``(stage, summary)``: counts, no paths
+    locate: tuple[tuple[str, str], ...] = ()
 
     @property
     def files(self) -> tuple[str, ...]:
@@ -108,6 +110,10 @@ class ComposeResult:
         from ..explain_view import render_terminal  # rich: only when an explanation is drawn
 
         text = render_terminal(self.explanation, width=width)
+        if self.locate:
+            text += "\nLocate stages\n" + "".join(
+                f"  {name}: {summary}\n" for name, summary in self.locate
+            )
         if self.redactions:
             spans = sum(r.spans for r in self.redactions)
             text += (
@@ -143,6 +149,7 @@ class ComposeResult:
             "warnings": list(self.warnings),
             "vitals": self.vitals.to_dict(),
             "degraded": [d.to_dict() for d in self.degraded],
+            "locate": [{"stage": name, "summary": summary} for name, summary in self.locate],
             "text": self.text,
         }
 
