@@ -137,6 +137,9 @@ def quick_compose(argv: list[str]) -> int | None:
         return run_compose(**parsed)
     except LibrarianError as exc:
         return report(exc, as_json=wants_json(argv))
+    except KeyboardInterrupt:
+        sys.stderr.write("\naborted\n")  # as click and ``app.run`` say it
+        return 130
     except Exception as exc:
         return internal_error(exc, as_json=wants_json(argv))
 
