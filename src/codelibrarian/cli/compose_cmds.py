@@ -114,8 +114,7 @@ def explain_cmd(
     fmt: str | None = FORMAT_OPTION,
     repo: Path = REPO_OPTION,
 ) -> None:
-    """Explain a recorded decision: lanes, every verdict with its reason, redactions and
-    the locate stages."""
+    """Explain a recorded decision: lanes, verdicts with reasons, redactions, locate stages."""
     as_json = json_mode(as_json, fmt)
     try:
         data = _open(repo).explain(decision_id)
