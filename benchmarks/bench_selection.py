@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Pattern selection quality on the labelled intents (benchmarks/intents/).
 
-    python benchmarks/bench_selection.py                    # dev and dev2, every selector
-    python benchmarks/bench_selection.py --split dev2 --errors  # dev2 misses, for tuning
+    python benchmarks/bench_selection.py                    # dev, dev2, dev3, every selector
+    python benchmarks/bench_selection.py --split dev3 --errors  # dev3 misses, for tuning
+    python benchmarks/bench_selection.py --split dev3 --train dev+dev2  # dev3 held out
     python benchmarks/bench_selection.py --split eval       # the held-out half: aggregates only
     python benchmarks/bench_selection.py --first-plan --runs 5  # cold cost of the first selection
     python benchmarks/bench_selection.py --first-plan --src ../other-checkout/src  # A/B
@@ -21,7 +22,7 @@ Selectors compared, on each half separately:
 
 Top-1 counts the first pattern when it is the row's ``label`` or ``also``; top-3 when
 either is among the first three; the strict figures count ``label`` only. Per-item
-results are printed only for the tuning splits ``dev`` and ``dev2`` (``--errors``): the
+results are printed only for the tuning splits ``dev``, ``dev2`` and ``dev3`` (``--errors``): the
 ``eval`` half is for measuring, never for tuning (benchmarks/intents/README.md), and runs
 only when asked for by name.
 """
@@ -55,12 +56,13 @@ from codelibrarian.query.embed import load_embedder  # noqa: E402
 from codelibrarian.techniques.registry import default_library  # noqa: E402
 
 INTENTS = ROOT / "benchmarks" / "intents" / "intents.jsonl"
-DEV2 = ROOT / "benchmarks" / "intents" / "dev2.jsonl"
-TUNING = ("dev", "dev2")
+#: the later tuning splits, each in its own file
+EXTRA = {s: ROOT / "benchmarks" / "intents" / f"{s}.jsonl" for s in ("dev2", "dev3")}
+TUNING = ("dev", "dev2", "dev3")
 
 
 def load(split: str | None) -> list[dict[str, Any]]:
-    path = DEV2 if split == "dev2" else INTENTS
+    path = EXTRA.get(split or "", INTENTS)
     rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line]
     return [r for r in rows if split is None or r["split"] == split]
 
@@ -80,9 +82,9 @@ def baseline_ranker() -> Any:
 
 
 def example_model(train: str) -> Any:
-    """``bundled``: the shipped model (dev + dev2); ``none``: no example vote; otherwise
-    a model trained on the catalog and the named tuning splits only (``dev``, ``dev2``),
-    so that the other split is a held-out check of the vote."""
+    """``bundled``: the shipped model (dev + dev2 + dev3); ``none``: no example vote;
+    otherwise a model trained on the catalog and the named tuning splits only (``dev``,
+    ``dev2``, ``dev3`` joined by ``+``), so that the other splits are held-out checks."""
     if train == "bundled":
         return True
     if train == "none":
@@ -207,9 +209,11 @@ def first_plan(runs: int, src: Path) -> dict[str, float]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--split", choices=("dev", "dev2", "tuning", "eval", "all"), default="tuning")
+    ap.add_argument(
+        "--split", choices=("dev", "dev2", "dev3", "tuning", "eval", "all"), default="tuning"
+    )
     ap.add_argument("--selectors", default="embeddings,keywords,baseline")
-    ap.add_argument("--errors", action="store_true", help="print misses (dev and dev2 only)")
+    ap.add_argument("--errors", action="store_true", help="print misses (tuning splits only)")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--first-plan", action="store_true", help="time a fresh process's first select")
     ap.add_argument("--runs", type=int, default=5)
@@ -219,7 +223,8 @@ def main() -> int:
     ap.add_argument(
         "--train",
         default="bundled",
-        help="example vote: bundled (dev+dev2), none, dev, dev2 or dev+dev2",
+        help="example vote: bundled (the shipped file), none, or tuning splits joined by +"
+        " (dev, dev2, dev3, dev+dev2, ...)",
     )
     args = ap.parse_args()
     if args.first_plan:
@@ -227,7 +232,7 @@ def main() -> int:
         return 0
     splits = {"tuning": TUNING, "all": (*TUNING, "eval")}.get(args.split, (args.split,))
     if args.errors and "eval" in splits:
-        raise SystemExit("--errors is for dev and dev2 only: eval is never read item by item")
+        raise SystemExit("--errors is for the tuning splits only: eval is never read item by item")
     rankers = {
         "embeddings": lambda: planner_ranker("embeddings", args.train),
         "keywords": lambda: planner_ranker("keywords", args.train),

@@ -7,6 +7,7 @@
     python3 benchmarks/intents/check.py --blind > blind.jsonl  # ids and intents only, shuffled
     python3 benchmarks/intents/check.py path/to/other.jsonl
     python3 benchmarks/intents/check.py benchmarks/intents/dev2.jsonl   # the second tuning split
+    python3 benchmarks/intents/check.py benchmarks/intents/dev3.jsonl   # the third tuning split
 
 Exit status 0 when the file is valid, 1 with one line per problem otherwise. What is checked:
 the schema of every row, the 16 pattern ids, unique ids and intents, source links, the share of
@@ -58,8 +59,12 @@ KEYS = (
     "original",
 )
 SPLITS = ("dev", "eval")
-#: the second tuning split, collected after the first selector existed; kept in its own file
-EXTRA_SPLIT = "dev2"
+#: later tuning splits, each collected after a selector existed and kept in its own file, with
+#: the earlier files it must not share an id, intent or source thread with
+EXTRA_SPLITS: dict[str, tuple[str, ...]] = {
+    "dev2": ("intents.jsonl",),
+    "dev3": ("intents.jsonl", "dev2.jsonl"),
+}
 MIN_EXTRA = 100
 MIN_PER_PATTERN_EXTRA = 2
 SOURCE_KINDS = ("issue", "pull-request", "chat-style")
@@ -110,8 +115,8 @@ def check_row(row: object, where: str) -> list[str]:
         problems.append(f"{where}: also {also!r} must be null or another pattern id")
     if not _text(row["why"]):
         problems.append(f"{where}: why is empty")
-    if row["split"] not in (*SPLITS, EXTRA_SPLIT):
-        problems.append(f"{where}: split {row['split']!r} is not dev, eval or dev2")
+    if row["split"] not in (*SPLITS, *EXTRA_SPLITS):
+        problems.append(f"{where}: split {row['split']!r} is not dev, eval, dev2 or dev3")
     problems.extend(_check_source(row, where))
     return problems
 
@@ -165,9 +170,16 @@ def check_rows(rows: list[object]) -> list[str]:
     return problems
 
 
+def _extra_split(rows: list[dict[str, object]]) -> str | None:
+    """The later tuning split a file holds (the first row's), or None for the dev/eval set."""
+    first = str(rows[0]["split"]) if rows else ""
+    return first if first in EXTRA_SPLITS else None
+
+
 def _check_balance(rows: list[dict[str, object]]) -> list[str]:
-    if any(r["split"] == EXTRA_SPLIT for r in rows):
-        return _check_extra(rows)
+    extra = _extra_split(rows)
+    if extra is not None:
+        return _check_extra(rows, extra)
     problems = []
     total = len(rows)
     halves = Counter(str(r["split"]) for r in rows)
@@ -198,40 +210,48 @@ def _check_balance(rows: list[dict[str, object]]) -> list[str]:
     return problems
 
 
-def _check_extra(rows: list[dict[str, object]]) -> list[str]:
-    """The dev2 file: only dev2 rows, large enough, every pattern present, and nothing shared
-    with the first set (no id, intent or source), so that it is new data and eval stays unseen."""
+def _check_extra(rows: list[dict[str, object]], split: str) -> list[str]:
+    """A later tuning split (dev2, dev3): only its own rows, large enough, every pattern present,
+    and nothing shared with the earlier files (no id, intent or source), so that it is new data
+    and eval stays unseen."""
     problems = [
-        f"split: {r['id']} is {r['split']!r} in a dev2 file"
-        for r in rows
-        if r["split"] != EXTRA_SPLIT
+        f"split: {r['id']} is {r['split']!r} in a {split} file" for r in rows if r["split"] != split
     ]
     if len(rows) < MIN_EXTRA:
-        problems.append(f"split: dev2 has {len(rows)} intents, fewer than {MIN_EXTRA}")
+        problems.append(f"split: {split} has {len(rows)} intents, fewer than {MIN_EXTRA}")
     labels = Counter(str(r["label"]) for r in rows)
     for pattern in PATTERNS:
         if labels[pattern] < MIN_PER_PATTERN_EXTRA:
             problems.append(
-                f"{pattern}: {labels[pattern]} in dev2, fewer than {MIN_PER_PATTERN_EXTRA}"
+                f"{pattern}: {labels[pattern]} in {split}, fewer than {MIN_PER_PATTERN_EXTRA}"
             )
-    base_path = HERE / "intents.jsonl"
-    if base_path.is_file():
-        base, _ = load(base_path)
-        seen = {
-            (key, str(b[key]))
-            for b in base
-            if isinstance(b, dict)
-            for key in ("id", "intent", "source")
-            if b.get(key) is not None
-        }
-        for r in rows:
-            for key in ("id", "intent", "source"):
-                if r[key] is not None and (key, str(r[key])) in seen:
-                    problems.append(f"{r['id']}: its {key} is already in intents.jsonl")
+    for name in EXTRA_SPLITS[split]:
+        problems.extend(_shared_with(rows, HERE / name))
     invented = sum(1 for r in rows if r["source"] is None)
     if rows and invented / len(rows) > MAX_INVENTED_SHARE:
-        problems.append(f"{invented} of {len(rows)} dev2 intents are invented")
+        problems.append(f"{invented} of {len(rows)} {split} intents are invented")
     return problems
+
+
+def _shared_with(rows: list[dict[str, object]], path: Path) -> list[str]:
+    """One problem per row whose id, intent or source is already in the file at ``path``; the
+    other file's rows are compared, never printed."""
+    if not path.is_file():
+        return []
+    base, _ = load(path)
+    seen = {
+        (key, str(b[key]))
+        for b in base
+        if isinstance(b, dict)
+        for key in ("id", "intent", "source")
+        if b.get(key) is not None
+    }
+    return [
+        f"{r['id']}: its {key} is already in {path.name}"
+        for r in rows
+        for key in ("id", "intent", "source")
+        if r[key] is not None and (key, str(r[key])) in seen
+    ]
 
 
 def load(path: Path) -> tuple[list[object], list[str]]:
@@ -273,9 +293,10 @@ def blind_key(intent_id: str) -> str:
 
 
 def summary(rows: list[dict[str, object]]) -> str:
-    if any(r["split"] == EXTRA_SPLIT for r in rows):
+    extra = _extra_split(rows)
+    if extra is not None:
         labels = Counter(str(r["label"]) for r in rows)
-        out = ["| pattern | dev2 |", "|---|---:|"]
+        out = [f"| pattern | {extra} |", "|---|---:|"]
         out += [f"| `{p}` | {labels[p]} |" for p in PATTERNS]
         return "\n".join([*out, f"| **all** | {len(rows)} |"])
     cells = Counter((str(r["label"]), str(r["split"])) for r in rows)

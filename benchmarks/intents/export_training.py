@@ -5,8 +5,8 @@
     python3 benchmarks/intents/export_training.py --check  # exit 1 if it is stale
 
 The file, ``src/codelibrarian/planning/data/training_intents.jsonl``, holds the ``dev``
-rows of ``intents.jsonl`` and every row of ``dev2.jsonl``: id, intent, label, also and
-split, in file order. The ``eval`` half is never written: it stays unseen by the
+rows of ``intents.jsonl`` and every row of ``dev2.jsonl`` and ``dev3.jsonl``: id, intent,
+label, also and split, in file order. The ``eval`` half is never written: it stays unseen by the
 planner (benchmarks/intents/README.md).
 """
 
@@ -19,13 +19,14 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 TARGET = ROOT / "src" / "codelibrarian" / "planning" / "data" / "training_intents.jsonl"
-TUNING = ("dev", "dev2")
+TUNING = ("dev", "dev2", "dev3")
+FILES = ("intents.jsonl", "dev2.jsonl", "dev3.jsonl")
 KEYS = ("id", "intent", "label", "also", "split")
 
 
 def rows() -> list[dict[str, object]]:
     out: list[dict[str, object]] = []
-    for name in ("intents.jsonl", "dev2.jsonl"):
+    for name in FILES:
         for line in (HERE / name).read_text(encoding="utf-8").splitlines():
             if line.strip():
                 row = json.loads(line)

@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from codelibrarian.planning.examples import ExampleModel, default_model, features
 from codelibrarian.planning.selector import select
 from codelibrarian.planning.semantic import KeywordMatcher, composition_texts, pattern_texts
@@ -32,7 +34,7 @@ def test_bundled_training_is_the_tuning_splits_and_never_eval() -> None:
         .read_text(encoding="utf-8")
         .splitlines()
     ]
-    assert shipped and {r["split"] for r in shipped} == {"dev", "dev2"}
+    assert shipped and {r["split"] for r in shipped} == {"dev", "dev2", "dev3"}
     assert not eval_ids & {r["id"] for r in shipped}
     assert not eval_texts & {r["intent"] for r in shipped}
     assert not eval_texts & {
@@ -46,13 +48,35 @@ def test_bundled_training_is_the_tuning_splits_and_never_eval() -> None:
     assert check.returncode == 0, check.stderr
 
 
-def test_dev2_is_valid_and_new() -> None:
+@pytest.mark.parametrize("name", ["dev2.jsonl", "dev3.jsonl"])
+def test_later_tuning_splits_are_valid_and_new(name: str) -> None:
     check = subprocess.run(
-        [sys.executable, str(INTENTS / "check.py"), str(INTENTS / "dev2.jsonl")],
+        [sys.executable, str(INTENTS / "check.py"), str(INTENTS / name)],
         capture_output=True, text=True, check=False, timeout=60,
     )  # fmt: skip
     assert check.returncode == 0, check.stderr
     assert "| **all** |" in check.stdout
+
+
+def test_dev3_rejects_a_row_shared_with_an_earlier_file(tmp_path: Path) -> None:
+    dev3 = _rows("dev3.jsonl")
+    earlier = _rows("dev2.jsonl")[0]
+    stolen = {
+        **dev3[0],
+        "id": "int-00000000aa",
+        "intent": "a new text",
+        "source": earlier["source"],
+        "source_repo": earlier["source_repo"],
+        "source_kind": earlier["source_kind"],
+    }
+    bad = tmp_path / "dev3.jsonl"
+    bad.write_text("".join(json.dumps(r) + "\n" for r in [*dev3[1:], stolen]), encoding="utf-8")
+    check = subprocess.run(
+        [sys.executable, str(INTENTS / "check.py"), str(bad)],
+        capture_output=True, text=True, check=False, timeout=60,
+    )  # fmt: skip
+    assert check.returncode == 1
+    assert "int-00000000aa: its source is already in dev2.jsonl" in check.stderr
 
 
 def test_features_are_stems_and_pairs() -> None:
@@ -84,6 +108,6 @@ def test_the_vote_answers_wording_no_cue_knows() -> None:
     with_vote = select(text, lib, pm, cm)
     assert with_vote.pattern.id == "pattern_feature_construction"
     aspect = with_vote.pattern.aspect("examples")
-    assert aspect.score > 500 and "posterior" in aspect.why
+    assert aspect.score > 500 and "vote" in aspect.why
     without = select(text, lib, pm, cm, examples=None)
     assert without.pattern.aspect("examples").score == 0

@@ -2,13 +2,15 @@
 
 The cue tables of :mod:`.lexicon` know the phrases someone wrote down; they miss
 wording nobody thought of ("post a message to Slack when the job completes" names no
-action word). This module learns the rest from labelled requests: a multinomial naive
-Bayes model over the stemmed words of a request and its adjacent word pairs, trained on
+action word). This module learns the rest from labelled requests, in two halves that
+count equally: a multinomial naive Bayes model over the stemmed words of a request and
+its adjacent word pairs, and the labels of the request's nearest labelled neighbours.
+Both are trained on
 
 * the pattern catalog's own texts (every situation's example intents, its trigger and
   the pattern's description), and
 * the bundled training requests (:mod:`.training`): the ``dev`` half of
-  ``benchmarks/intents/intents.jsonl`` and ``benchmarks/intents/dev2.jsonl``, labelled
+  ``benchmarks/intents/intents.jsonl``, ``dev2.jsonl`` and ``dev3.jsonl``, labelled
   by ``benchmarks/intents/LABELLING.md``; never the ``eval`` half.
 
 A word that appears in the examples of one pattern and not the others weighs for that
@@ -16,10 +18,17 @@ pattern; a word every pattern's examples use weighs for none. That is how the vo
 weighs cues by how discriminative they are, without anyone listing them.
 
 Counts are integers (a catalog text or a request's ``label`` counts 2, its ``also``
-counts 1; smoothing adds 1). A request's vote is the posterior over patterns, as integer
-per mille; logarithms are summed in a fixed order (sorted features), so the same model
-and text give the same integers. The reasons are the request's features that speak most
-for the winning pattern against the field.
+counts 1; smoothing adds 1). The naive Bayes half is the posterior over patterns, as
+integer per mille; logarithms are summed in a fixed order (sorted features), so the same
+model and text give the same integers. The neighbour half finds the :data:`NEIGHBOURS`
+labelled texts whose feature sets overlap the request's most (Jaccard, per mille; ties
+by training order: labelled requests in file order, then catalog texts by pattern) and
+shares their similarity among their labels (a ``label`` counts 2, an ``also`` 1). The
+vote is the mean of the two halves, per mille. The posterior alone is overconfident on
+a word it has seen with one pattern only; the neighbours temper it with whole requests
+worded alike (held-out checks: benchmarks/RESULTS.md, "Selection quality, third pass").
+The reasons are the request's features that speak most for the winning pattern against
+the field.
 """
 
 from __future__ import annotations
@@ -50,6 +59,8 @@ CATALOG_WEIGHT = 2
 LABEL_WEIGHT = 2
 ALSO_WEIGHT = 1
 SMOOTHING = 1
+#: how many nearest labelled texts the neighbour half of the vote asks
+NEIGHBOURS = 5
 #: how many of the request's features the explanation names
 _REASONS = 3
 _CACHE_SIZE = 8
@@ -79,13 +90,18 @@ class ExampleModel:
     def __init__(self, catalog: Mapping[str, Sequence[str]], labelled: Iterable[Labelled]) -> None:
         self._keys = tuple(sorted(catalog))
         counts: dict[str, Counter[str]] = {k: Counter() for k in self._keys}
+        catalog_rows: list[tuple[frozenset[str], str, str | None]] = []
         for key in self._keys:
             for text in catalog[key]:
-                counts[key].update(dict.fromkeys(features(text), CATALOG_WEIGHT))
+                feats = features(text)
+                counts[key].update(dict.fromkeys(feats, CATALOG_WEIGHT))
+                catalog_rows.append((frozenset(feats), key, None))
         self.size = 0
+        rows: list[tuple[frozenset[str], str, str | None]] = []
         for row in labelled:
             self.size += 1
             feats = features(row.text)
+            rows.append((frozenset(feats), row.label, row.also))
             pairs: tuple[tuple[str | None, int], ...] = (
                 (row.label, LABEL_WEIGHT),
                 (row.also, ALSO_WEIGHT),
@@ -93,6 +109,10 @@ class ExampleModel:
             for target, weight in pairs:
                 if target is not None and target in counts:
                     counts[target].update(dict.fromkeys(feats, weight))
+        #: the neighbour half's texts: labelled requests first, then the catalog's
+        self._rows = tuple(
+            (feats, label, also) for feats, label, also in (*rows, *catalog_rows) if feats
+        )
         vocab = sorted(set().union(*(set(c) for c in counts.values())))
         self._vocab = frozenset(vocab)
         width = len(vocab)
@@ -114,17 +134,38 @@ class ExampleModel:
         return math.fsum(table.get(f, unseen) for f in feats)
 
     def vote(self, text: str) -> Vote:
-        """The posterior over patterns for ``text`` (per mille) and its deciding features."""
-        feats = [f for f in features(text) if f in self._vocab]
+        """The vote over patterns for ``text`` (per mille): the mean of the naive Bayes
+        posterior and the neighbours' share, with the features that decided the winner."""
+        mine = features(text)
+        feats = [f for f in mine if f in self._vocab]
         if not feats or not self._keys:
             return Vote(dict.fromkeys(self._keys, 0), ())
         ll = {k: self._loglik(k, feats) for k in self._keys}
         top = max(ll.values())
         odds = {k: math.exp(v - top) for k, v in ll.items()}
         total = math.fsum(odds.values())
-        scores = {k: round(1000 * odds[k] / total) for k in self._keys}
+        near = self._neighbours(frozenset(mine))
+        scores = {k: (round(1000 * odds[k] / total) + near.get(k, 0)) // 2 for k in self._keys}
         best = min(self._keys, key=lambda k: (-scores[k], -ll[k], k))
         return Vote(scores, self._reasons(best, feats))
+
+    def _neighbours(self, mine: frozenset[str]) -> dict[str, int]:
+        """Per mille of the nearest texts' similarity that each pattern's labels hold."""
+        sims = [
+            (len(mine & feats) * 1000 // len(mine | feats), i)
+            for i, (feats, _, _) in enumerate(self._rows)
+        ]
+        nearest = sorted(sims, key=lambda x: (-x[0], x[1]))[:NEIGHBOURS]
+        held: Counter[str] = Counter()
+        for sim, i in nearest:
+            _, label, also = self._rows[i]
+            held[label] += LABEL_WEIGHT * sim
+            if also is not None:
+                held[also] += ALSO_WEIGHT * sim
+        total = sum(held.values())
+        if not total:
+            return {}
+        return {k: round(1000 * n / total) for k, n in sorted(held.items()) if k in self._log}
 
     def _reasons(self, key: str, feats: Sequence[str]) -> tuple[str, ...]:
         """The features whose likelihood under ``key`` most exceeds their mean elsewhere."""

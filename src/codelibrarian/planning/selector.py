@@ -21,8 +21,8 @@ semantic 200), plus the historical boost of its finished runs:
 
 On top of the seed's five, like the historical boost, comes a sixth aspect:
 
-* **examples** (weight 700) — the example vote (:mod:`.examples`): the posterior,
-  per mille, that labelled requests worded like this one ask for the candidate's
+* **examples** (weight 700) — the example vote (:mod:`.examples`): how strongly,
+  per mille, labelled requests worded like this one ask for the candidate's
   pattern (a composition takes the vote of the first pattern it realizes). It is what
   answers for wording the cue tables do not know, and it weighs every word by how well
   it tells the patterns apart in the examples.
@@ -285,12 +285,12 @@ def _examples(vote: Vote | None, pattern: str | None) -> Aspect:
         return Aspect("examples", 0, WEIGHTS["examples"], "no labelled examples to compare")
     score = vote.scores.get(pattern, 0)
     if not vote.reasons:
-        why = f"posterior {score}‰; no word of the request is in the examples"
+        why = f"vote {score}‰; no word of the request is in the examples"
     elif score == max(vote.scores.values()):
         said = ", ".join(repr(r) for r in vote.reasons)
-        why = f"posterior {score}‰: requests with {said} ask for it most"
+        why = f"vote {score}‰: requests with {said} ask for it most"
     else:
-        why = f"posterior {score}‰ from the labelled examples"
+        why = f"vote {score}‰ from the labelled examples"
     return Aspect("examples", score, WEIGHTS["examples"], why)
 
 
