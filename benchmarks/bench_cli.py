@@ -1,6 +1,7 @@
 """CLI start-up and warm CLI compose latency, as an agent calling ``librarian`` sees them.
 
     .venv/bin/python benchmarks/bench_cli.py [--runs 20] [--calls 20] [--repo PATH]
+        [--baseline-src OTHER_CHECKOUT/src]
 
 * start-up: ``python -c pass`` (the same interpreter) against ``librarian --help``
   and ``librarian --version``, whole processes, alternated, ``--runs`` times each.
@@ -10,6 +11,10 @@
   tasks in rotation, alternating a call answered in-process with one answered by a
   resident server (``librarian serve --daemon``) started before the first call.
   ``--no-cache`` makes every call compose for real.
+* ``--baseline-src``: the same warm calls, alternated call by call, also with another
+  checkout's ``src/`` first on ``PYTHONPATH`` (e.g. main's), on its own copy of the
+  corpus (made and indexed by that code): an A/B in the same minutes. Only the
+  stdlib corpus (no ``--repo``).
 
 Medians (p50) and p95 of whole-process wall times; load averages printed.
 """
@@ -79,27 +84,42 @@ def startup(runs: int, cwd: Path) -> None:
         print(f"{name:16s} median {med * 1000:6.1f} ms  ({med / base:4.1f}x python -c pass)")
 
 
-def warm_compose(calls: int, repo: Path) -> None:
-    env = {**os.environ, "LIBRARIAN_NO_RESIDENT": "1"}
-    wall([LIBRARIAN, "index", str(repo)], repo, env)
-    wall([LIBRARIAN, "compose", "warm the page cache", "--no-cache"], repo, env)
-    with_resident = {k: v for k, v in os.environ.items() if k != "LIBRARIAN_NO_RESIDENT"}
-    wall([LIBRARIAN, "serve", "--daemon"], repo, with_resident)
+def _envs(src: Path | None) -> tuple[dict[str, str], dict[str, str]]:
+    """(in-process, resident) environments, with ``src`` first on PYTHONPATH if given."""
+    base = {k: v for k, v in os.environ.items() if k not in ("LIBRARIAN_NO_RESIDENT", "PYTHONPATH")}
+    if src is not None:
+        base["PYTHONPATH"] = str(src)
+    return {**base, "LIBRARIAN_NO_RESIDENT": "1"}, base
+
+
+def warm_compose(calls: int, sides: dict[str, tuple[Path, Path | None]]) -> None:
+    """``sides``: name -> (corpus copy, src on PYTHONPATH or None for this checkout)."""
+    envs = {name: _envs(src) for name, (_, src) in sides.items()}
+    for name, (repo, _) in sides.items():
+        alone_env, resident_env = envs[name]
+        wall([LIBRARIAN, "index", str(repo)], repo, alone_env)
+        wall([LIBRARIAN, "compose", "warm the page cache", "--no-cache"], repo, alone_env)
+        wall([LIBRARIAN, "serve", "--daemon"], repo, resident_env)
+    times: dict[tuple[str, str], list[float]] = {}
     try:
-        wall([LIBRARIAN, "compose", "warm the server", "--no-cache"], repo, with_resident)
-        alone: list[float] = []
-        resident: list[float] = []
+        for name, (repo, _) in sides.items():
+            wall([LIBRARIAN, "compose", "warm the server", "--no-cache"], repo, envs[name][1])
         for i in range(calls):
             task = TASKS[i % len(TASKS)]
             cmd = [LIBRARIAN, "compose", task, "--budget", "8000", "--no-cache"]
-            pair = [(alone, env), (resident, with_resident)]
-            for times, e in pair if i % 2 == 0 else reversed(pair):
-                times.append(wall(cmd, repo, e))
+            runs = [
+                (name, mode, repo, envs[name][k])
+                for name, (repo, _) in sides.items()
+                for k, mode in enumerate(("in-process", "resident server"))
+            ]
+            for name, mode, repo, env in runs if i % 2 == 0 else reversed(runs):
+                times.setdefault((name, mode), []).append(wall(cmd, repo, env))
     finally:
-        wall([LIBRARIAN, "serve", "--stop"], repo, with_resident)
-    for name, xs in (("in-process", alone), ("resident server", resident)):
+        for name, (repo, _) in sides.items():
+            wall([LIBRARIAN, "serve", "--stop"], repo, envs[name][1])
+    for (name, mode), xs in sorted(times.items(), key=lambda kv: (kv[0][1], kv[0][0])):
         print(
-            f"warm CLI compose, {name:15s}: p50 {statistics.median(xs) * 1000:6.0f} ms, "
+            f"warm CLI compose, {mode:15s} [{name}]: p50 {statistics.median(xs) * 1000:6.0f} ms, "
             f"p95 {p95(xs) * 1000:6.0f} ms ({len(xs)} calls)"
         )
 
@@ -109,13 +129,21 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=20)
     ap.add_argument("--calls", type=int, default=20)
     ap.add_argument("--repo", type=Path)
+    ap.add_argument("--baseline-src", type=Path, help="another checkout's src/ to alternate with")
     args = ap.parse_args()
+    if args.baseline_src is not None and args.repo is not None:
+        ap.error("--baseline-src needs the stdlib corpus (no --repo)")
     print(f"cores: {os.cpu_count()}; load average before: {os.getloadavg()}")
     work = Path(tempfile.mkdtemp(prefix="bench-cli-"))
     try:
         startup(args.runs, work)
         repo = args.repo.resolve() if args.repo else make_origin(work)
-        warm_compose(args.calls, repo)
+        sides: dict[str, tuple[Path, Path | None]] = {"this checkout": (repo, None)}
+        if args.baseline_src is not None:
+            other = work / "baseline"
+            other.mkdir()
+            sides["baseline"] = (make_origin(other), args.baseline_src.resolve())
+        warm_compose(args.calls, sides)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"load average after: {os.getloadavg()}")

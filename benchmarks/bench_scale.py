@@ -1,7 +1,7 @@
 """The scale curve: index time, peak memory and warm compose latency from 250 to 20,000 files.
 
     .venv/bin/python benchmarks/bench_scale.py --source BARE_GIT_DIR \\
-        [--sizes 250,1000,5000,20000] [--calls 20] [--seed 20]
+        [--sizes 250,1000,5000,20000] [--calls 20] [--seed 20] [--baseline-src OTHER/src]
 
 ``--source`` is a git repository (a bare mirror is fine) of a large multi-language
 monorepo; its HEAD tree is exported once. Give ``--source`` several times to build the
@@ -17,6 +17,11 @@ cache): wall, CPU (user+sys incl. workers), peak RSS and PSS summed over the
 process and its workers; then ``--calls`` warm compositions in one process (a
 ``Librarian`` kept open, as the resident server keeps it; cache off, so each call
 composes for real; tasks built from the sample's own directory names), p50 and p95.
+
+``--baseline-src``: the warm compositions also run with another checkout's ``src/``
+first on ``PYTHONPATH`` (e.g. main's), on the same index (it must read the same
+schema), alternated with this checkout's in two rounds of half the calls each: an
+A/B in the same minutes. Each side runs in its own process, ``Librarian`` kept open.
 """
 
 from __future__ import annotations
@@ -30,7 +35,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path, PurePosixPath
 
 REPO = Path(__file__).resolve().parent.parent
@@ -108,19 +112,49 @@ def tasks_for(files: list[str], n: int, seed: int) -> list[str]:
     ]
 
 
-def warm_compose(root: Path, tasks: list[str]) -> list[float]:
-    os.environ["LIBRARIAN_NO_RESIDENT"] = "1"
-    sys.path.insert(0, str(REPO / "src"))
-    from codelibrarian.api import Librarian
+_WARM = """
+import json, os, sys, time
+os.environ["LIBRARIAN_NO_RESIDENT"] = "1"
+from codelibrarian.api import Librarian
+root, tasks = sys.argv[1], json.loads(sys.argv[2])
+times = []
+with Librarian(root) as lib:
+    lib.compose("warm the caches", budget=8000, use_cache=False)
+    for task in tasks:
+        start = time.perf_counter()
+        lib.compose(task, budget=8000, use_cache=False)
+        times.append(time.perf_counter() - start)
+print(json.dumps(times))
+"""
 
-    times: list[float] = []
-    with Librarian(root) as lib:
-        lib.compose("warm the caches", budget=8000, use_cache=False)
-        for task in tasks:
-            start = time.perf_counter()
-            lib.compose(task, budget=8000, use_cache=False)
-            times.append(time.perf_counter() - start)
-    return times
+
+def warm_compose(root: Path, tasks: list[str], src: Path | None = None) -> list[float]:
+    """Warm compositions in a fresh process (``src`` first on PYTHONPATH when given,
+    else this checkout's), a ``Librarian`` kept open as the resident server keeps it."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYTHONPATH"] = str(src if src is not None else REPO / "src")
+    done = subprocess.run(
+        [PYTHON, "-P", "-c", _WARM, str(root), json.dumps(tasks)],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"warm compose failed: {done.stderr[-2000:]}")
+    return [float(t) for t in json.loads(done.stdout.strip().splitlines()[-1])]
+
+
+def warm_ab(root: Path, tasks: list[str], baseline: Path | None) -> dict[str, list[float]]:
+    """This checkout's warm times (and the baseline's, alternated in two rounds)."""
+    if baseline is None:
+        return {"this": warm_compose(root, tasks)}
+    half = (len(tasks) + 1) // 2
+    out: dict[str, list[float]] = {"this": [], "baseline": []}
+    for part, order in ((tasks[:half], ("this", "baseline")), (tasks[half:], ("baseline", "this"))):
+        for side in order:
+            out[side] += warm_compose(root, part, None if side == "this" else baseline)
+    return out
 
 
 def main() -> None:
@@ -129,6 +163,7 @@ def main() -> None:
     ap.add_argument("--sizes", default="250,1000,5000,20000")
     ap.add_argument("--calls", type=int, default=20)
     ap.add_argument("--seed", type=int, default=20)
+    ap.add_argument("--baseline-src", type=Path, help="another checkout's src/ to alternate with")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-scale-"))
     print(f"cores: {os.cpu_count()}; load average before: {os.getloadavg()}")
@@ -155,7 +190,15 @@ def main() -> None:
         pss = LAST_PSS[0]
         doc = json.loads(out)
         os.environ["LIBRARIAN_CACHE_DIR"] = env["LIBRARIAN_CACHE_DIR"]
-        times = warm_compose(root, tasks_for(chosen, args.calls, args.seed))
+        warm = warm_ab(root, tasks_for(chosen, args.calls, args.seed), args.baseline_src)
+        times = warm["this"]
+        if "baseline" in warm:
+            base = warm["baseline"]
+            print(
+                f"  baseline warm compose at {size}: p50 {statistics.median(base) * 1000:.0f} ms,"
+                f" p95 {p95(base) * 1000:.0f} ms ({len(base)} calls)",
+                flush=True,
+            )
         row = {
             "files": size,
             "indexed": doc["files"],

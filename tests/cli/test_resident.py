@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from codelibrarian.cli.resident import request, socket_path
+from codelibrarian.cli.resident import auto_start, request, socket_path
 from tests.helpers import make_repo
 
 FILES = {
@@ -29,12 +29,15 @@ AS_OF = "1767225600"
 
 
 def librarian(
-    repo: Path, *args: str, resident: bool = True, timeout: float = 120
+    repo: Path, *args: str, resident: bool = True, timeout: float = 120, auto: bool = False
 ) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ)
     env.pop("LIBRARIAN_NO_RESIDENT", None)
     if not resident:
         env["LIBRARIAN_NO_RESIDENT"] = "1"
+    if auto:
+        env["LIBRARIAN_RESIDENT"] = "auto"
+        env["LIBRARIAN_RESIDENT_IDLE"] = "120"  # ends by itself should the test's stop fail
     return subprocess.run(
         [sys.executable, "-m", "codelibrarian", *args],
         cwd=repo,
@@ -105,3 +108,43 @@ def test_a_killed_resident_server_leaves_calls_working(repo: Path) -> None:
     assert result.returncode == 0, result.stderr
     assert time.monotonic() - t0 < 10
     assert "app/billing.py" in result.stdout
+
+
+@pytest.mark.slow
+def test_auto_mode_starts_a_server_for_the_next_calls(repo: Path) -> None:
+    # off by default: a call without the variable leaves nothing running
+    plain = librarian(repo, "compose", "fix the invoice total", "--as-of", AS_OF)
+    assert plain.returncode == 0, plain.stderr
+    assert not socket_path(repo).exists()
+    first = librarian(repo, "compose", "fix the invoice total", "--as-of", AS_OF, auto=True)
+    assert first.returncode == 0, first.stderr  # answered here while the server starts
+    assert "invoice_total" in first.stdout
+    deadline = time.monotonic() + 90  # a loaded machine: start-up takes seconds
+    while time.monotonic() < deadline:
+        try:
+            before = _served(repo)
+            break
+        except OSError:
+            time.sleep(0.1)
+    else:
+        pytest.fail("the auto-started resident server never answered")
+    second = librarian(repo, "compose", "fix the invoice total", "--as-of", AS_OF, auto=True)
+    assert second.returncode == 0, second.stderr
+    assert _served(repo) == before + 1
+    assert "invoice_total" in second.stdout
+
+
+def test_auto_start_needs_the_variable_and_an_indexed_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    argv = ["compose", "x", "-C", str(tmp_path)]
+    (tmp_path / ".librarian").mkdir()
+    monkeypatch.delenv("LIBRARIAN_RESIDENT", raising=False)
+    assert auto_start(argv) is False
+    monkeypatch.setenv("LIBRARIAN_RESIDENT", "auto")
+    (tmp_path / ".librarian" / "resident.starting").touch()  # another call is starting one
+    assert auto_start(argv) is False
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    assert auto_start(["compose", "x", "-C", str(bare)]) is False  # not indexed: no server
+    assert not (bare / ".librarian").exists()

@@ -7,6 +7,9 @@ Agents call the CLI in a loop, so start-up is paid on every call. ``main``:
 * hands ``compose``, ``query``, ``map``, ``explain`` and ``window`` to a resident
   server when one runs for the repository (``librarian serve --daemon``; see
   ``resident.py``), falling back to running them here when there is none;
+* runs ``compose`` itself without typer when it can read the command line
+  (``compose_run.quick_compose``: typer and its pydantic coercers cost a fresh
+  process about a third of a second);
 * otherwise builds a typer app holding only the command group asked for, so
   ``librarian compose`` never imports the modules of ``pack`` or ``providers``.
 
@@ -119,9 +122,16 @@ def main() -> None:
     signal.signal(signal.SIGTERM, _on_sigterm)
     name = _command_name(argv)
     if name in DAEMON_COMMANDS and not os.environ.get("LIBRARIAN_NO_RESIDENT"):
-        from .resident import call_resident
+        from .resident import auto_start, call_resident
 
         code = call_resident(argv)
+        if code is not None:
+            raise SystemExit(code)
+        auto_start(argv)  # LIBRARIAN_RESIDENT=auto: warm for the next call; this one runs here
+    if name == "compose":
+        from .compose_run import quick_compose
+
+        code = quick_compose(argv)  # None: a command line only typer reads rightly
         if code is not None:
             raise SystemExit(code)
     module = module_for(name) if name else None

@@ -19,7 +19,7 @@ COMMANDS: tuple[tuple[str, str, str], ...] = (
     ("tokens", "workspace_cmds", "Count tokens per file for the repository's files (largest first) and in total."),
     ("window", "window_cmds", "Compose a sliding window: goal, then map, then recent past (newest first)."),
     ("compose", "compose_cmds", "Compose a context pack for TASK under a hard token budget."),
-    ("explain", "compose_cmds", "Explain a recorded decision: lanes, every verdict with its reason, redactions."),
+    ("explain", "compose_cmds", "Explain a recorded decision: lanes, verdicts with reasons, redactions, locate stages."),
     ("replay", "compose_cmds", "Re-run a recorded decision without cache: identical, inputs changed, or diverged."),
     ("query", "query_cmds", "Ranked files with citations for an intent, with per-stage diagnostics."),
     ("index", "index_cmds", "Build or update the index (symbols, references, imports, chunks, graphs)."),

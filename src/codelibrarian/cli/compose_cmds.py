@@ -13,31 +13,27 @@ decision is not reproduced (``inputs_changed`` or ``diverged``).
 
 from __future__ import annotations
 
-import os
 import sys
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
 
-from ..errors import LibrarianError, UsageError
+from ..errors import LibrarianError
 from ._common import (
     FORMAT_OPTION,
     JSON_OPTION,
     REPO_OPTION,
-    err_console,
     fail,
     json_mode,
     open_librarian,
     print_json,
-    progress,
-    read_input,
     resolve_repo,
 )
+from .compose_run import run_compose
 
 if TYPE_CHECKING:  # the facade pulls in the index and composer: import it on use
-    from ..api import ComposeResult, Librarian
+    from ..api import Librarian
 
 violations_app = typer.Typer(help="Record and list violations (the policy lane brings them back).")
 vitals_app = typer.Typer(help="Workspace vitals: pressure, pulse, oxygen.")
@@ -55,24 +51,6 @@ def register(app: typer.Typer) -> None:
 def _open(repo: Path) -> Librarian:
     lib: Librarian = open_librarian(resolve_repo(repo))
     return lib
-
-
-def _verbose_lines(result: ComposeResult, *, reveal: bool) -> list[str]:
-    lines = ["selected:"]
-    for a in result.artifacts:
-        where = ""
-        if reveal and a.path:
-            where = f" {a.path}" + (f":{a.lines[0]}-{a.lines[1]}" if a.lines else "")
-        shrunk = f" shrunk({a.strategy})" if a.shrunk else ""
-        lines.append(f"  {a.id} {a.lane}/{a.kind} {a.tokens} tok {a.reason}{shrunk}{where}")
-    lines.append("rejected:")
-    for r in result.rejected:
-        where = f" {r.path}" if reveal and r.path else ""
-        detail = f" ({r.detail})" if r.detail else ""
-        lines.append(
-            f"  {r.id} {r.lane}/{r.kind} ~{r.token_estimate} tok {r.reason}{detail}{where}"
-        )
-    return lines
 
 
 def compose_cmd(  # noqa: PLR0917 - typer maps each option to a parameter
@@ -106,107 +84,28 @@ def compose_cmd(  # noqa: PLR0917 - typer maps each option to a parameter
     repo: Path = REPO_OPTION,
 ) -> None:
     """Compose a context pack for TASK under a hard token budget."""
-    try:
-        if as_json and fmt not in (None, "json"):
-            raise UsageError(f"--json and --format {fmt} exclude each other", hint="Give one.")
-        fmt = "json" if as_json else fmt
-        as_json = fmt == "json"
-        if base is not None and diff is not None:
-            raise UsageError("--base and --diff exclude each other", hint="Give one of them.")
-        from ..api import FORMATS
-
-        if fmt is not None and fmt not in FORMATS:
-            raise UsageError(f"unknown format {fmt!r}", hint=f"Use one of: {', '.join(FORMATS)}.")
-        if output is not None:
-            _check_output(output)
-        diff_text = None
-        if diff is not None:
-            # not stdin: a resident server answering this call has no terminal of its own
-            diff_text = read_input(diff, "diff", lenient=True, stdin=False)
-        lib = _open(repo)
-        now = int(time.time()) if as_of is None else as_of
-        with progress("indexing", None) as bar:
-
-            def _tick(done: int, total: int) -> None:
-                bar.update(total=total, completed=done)
-
-            result = lib.compose(
-                task,
-                budget=budget,
-                model=model,
-                base=base,
-                diff_text=diff_text,
-                files=tuple(files),
-                fmt=fmt,  # type: ignore[arg-type]
-                as_of=now,
-                agent_role=role,
-                use_cache=not no_cache,
-                event=event,
-                record=not dry_run,
-                reveal=reveal,
-                progress=_tick,
-            )
-        lib.close()
-    except LibrarianError as exc:
-        raise fail(exc, as_json=as_json) from None
-    err = _LazyConsole()  # rich loads only when there is something to say on stderr
-    for warning in result.warnings:
-        err.print(f"warning: {warning}", markup=False, highlight=False)
-    for d in result.degraded:  # said once, on stderr; --format json carries "degraded"
-        err.print(f"note: {d.detail}", markup=False, highlight=False)
-    if explain or dry_run:
-        err.print(result.explain_text(), markup=False, highlight=False)
-    if verbose or dry_run or (explain and reveal):
-        err.print("\n".join(_verbose_lines(result, reveal=reveal)), markup=False, highlight=False)
-    if dry_run:
-        return
-    if result.format == "json":
-        import json
-
-        payload = json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n"
-    else:
-        payload = result.text if result.text.endswith("\n") else result.text + "\n"
-    if output is not None:
-        try:
-            output.write_text(payload, encoding="utf-8")
-        except OSError as exc:
-            raise fail(
-                UsageError(f"cannot write {output}: {exc.strerror or exc}"), as_json=as_json
-            ) from None
-        err.print(
-            f"wrote {result.tokens}/{result.budget} tokens to {output} "
-            f"(decision {result.decision_id}{', cache hit' if result.cache_hit else ''})",
-            markup=False,
-            highlight=False,
-        )
-    else:
-        sys.stdout.write(payload)
-
-
-class _LazyConsole:
-    """``err_console()``, made on the first ``print``."""
-
-    def __init__(self) -> None:
-        self._console: Any = None
-
-    def print(self, *args: Any, **kwargs: Any) -> None:
-        if self._console is None:
-            self._console = err_console()
-        self._console.print(*args, **kwargs)
-
-
-def _check_output(output: Path) -> None:
-    """Refuse an output file that cannot be written, before any work is done."""
-    folder = output.parent if str(output.parent) else Path()
-    if output.is_dir():
-        raise UsageError(f"{output} is a folder", hint="Give a file name to --output.")
-    if not folder.is_dir():
-        raise UsageError(
-            f"cannot write {output}: the folder {folder} does not exist",
-            hint="Create the folder first, or write somewhere else.",
-        )
-    if not os.access(folder, os.W_OK) or (output.exists() and not os.access(output, os.W_OK)):
-        raise UsageError(f"cannot write {output}: permission denied", hint="Write elsewhere.")
+    code = run_compose(
+        task,
+        budget=budget,
+        model=model,
+        base=base,
+        diff=diff,
+        files=files,
+        fmt=fmt,
+        explain=explain,
+        verbose=verbose,
+        dry_run=dry_run,
+        reveal=reveal,
+        output=output,
+        as_json=as_json,
+        as_of=as_of,
+        event=event,
+        role=role,
+        no_cache=no_cache,
+        repo=repo,
+    )
+    if code:
+        raise typer.Exit(code)
 
 
 def explain_cmd(
@@ -215,8 +114,7 @@ def explain_cmd(
     fmt: str | None = FORMAT_OPTION,
     repo: Path = REPO_OPTION,
 ) -> None:
-    """Explain a recorded decision: lanes, every verdict with its reason, redactions and
-    the locate stages."""
+    """Explain a recorded decision: lanes, verdicts with reasons, redactions, locate stages."""
     as_json = json_mode(as_json, fmt)
     try:
         data = _open(repo).explain(decision_id)

@@ -21,8 +21,13 @@ there is no server (no socket, a stale socket, a server that dies mid-call).
   ``{"op": "stop"}`` ends the server. The server also ends after ``idle_timeout``
   seconds without a request, and on SIGTERM; it removes its socket when it ends.
 
-The client half (``call_resident``, ``request``) imports only the standard library:
-it runs before anything heavy is loaded.
+Opt-in auto-start: with ``LIBRARIAN_RESIDENT=auto`` a CLI call that finds no server
+starts one in the background (``spawn_resident``; idle timeout
+``LIBRARIAN_RESIDENT_IDLE`` seconds, default 600) and answers this call itself; the
+calls after it are answered warm. Off by default: nothing keeps running unless asked.
+
+The client half (``call_resident``, ``request``, ``auto_start``) imports only the
+standard library: it runs before anything heavy is loaded.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ import json
 import os
 import socket
 import struct
+import subprocess
 import sys
 import threading
 import time
@@ -43,10 +49,12 @@ from typing import Any, TextIO
 __all__ = [
     "SOCKET_NAME",
     "ResidentServer",
+    "auto_start",
     "call_resident",
     "repo_of",
     "request",
     "socket_path",
+    "spawn_resident",
 ]
 
 SOCKET_NAME = "resident.sock"
@@ -55,6 +63,11 @@ _MAX_MESSAGE = 256 * 1024 * 1024
 _PASSED_ENV = ("COLUMNS", "NO_COLOR", "TERM")
 #: how long a client waits for its answer (a cold compose may index first)
 CALL_TIMEOUT_S = 600.0
+#: ``LIBRARIAN_RESIDENT=auto``: idle seconds before an auto-started server ends
+AUTO_IDLE_S = 600
+#: an auto-start younger than this is left to finish starting (no second spawn)
+_STARTING_S = 30.0
+_STARTING = "resident.starting"
 
 
 def socket_path(root: Path) -> Path:
@@ -144,6 +157,54 @@ def call_resident(argv: list[str]) -> int | None:
     sys.stdout.flush()
     sys.stderr.write(err)
     return code
+
+
+def spawn_resident(root: Path, idle_timeout: int) -> subprocess.Popen[bytes]:
+    """Start ``librarian serve --resident`` for ``root`` in a new session (it outlives
+    the caller; its stderr goes to ``.librarian/resident.log``)."""
+    state = root / ".librarian"
+    state.mkdir(exist_ok=True)
+    with open(state / "resident.log", "ab") as log:
+        return subprocess.Popen(
+            # -P: the repository is the working folder; its modules must not shadow ours
+            [sys.executable, "-P", "-m", "codelibrarian", "serve", "--resident",
+             "--idle-timeout", str(idle_timeout), "--repo", str(root)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+            start_new_session=True,
+            cwd=root,
+        )  # fmt: skip
+
+
+def auto_start(argv: list[str]) -> bool:
+    """With ``LIBRARIAN_RESIDENT=auto``, start a resident server for the repository of
+    ``argv`` in the background (not waiting for it); True when one was started.
+
+    Only in a folder that already has ``.librarian/`` (an indexed repository), and at
+    most once per ``_STARTING_S`` seconds (calls in parallel start one server; a
+    server that is still binding is not doubled). A server already running wins the
+    socket and the newcomer exits.
+    """
+    if os.environ.get("LIBRARIAN_RESIDENT", "").strip().lower() != "auto":
+        return False
+    root = repo_of(argv)
+    state = root / ".librarian"
+    if not state.is_dir():
+        return False
+    marker = state / _STARTING
+    try:
+        if time.time() - marker.stat().st_mtime < _STARTING_S:
+            return False
+    except OSError:
+        pass
+    try:
+        marker.touch()
+        idle = int(os.environ.get("LIBRARIAN_RESIDENT_IDLE") or AUTO_IDLE_S)
+        spawn_resident(root, max(1, idle))
+    except (OSError, ValueError):
+        return False  # an optimisation only: this call runs here regardless
+    return True
 
 
 # ---------------------------------------------------------------- the server

@@ -16,8 +16,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -112,7 +110,7 @@ def _report(data: dict[str, object], text: str, *, as_json: bool) -> None:
 
 
 def _start_daemon(root: Path, idle_timeout: int, *, as_json: bool) -> None:
-    from .resident import socket_path
+    from .resident import socket_path, spawn_resident
 
     pid = _ping(root)
     if pid is not None:
@@ -120,18 +118,7 @@ def _start_daemon(root: Path, idle_timeout: int, *, as_json: bool) -> None:
                 as_json=as_json)  # fmt: skip
         return
     state = root / ".librarian"
-    state.mkdir(exist_ok=True)
-    with open(state / "resident.log", "ab") as log:
-        proc = subprocess.Popen(
-            # -P: the repository is the working folder; its modules must not shadow ours
-            [sys.executable, "-P", "-m", "codelibrarian", "serve", "--resident",
-             "--idle-timeout", str(idle_timeout), "--repo", str(root)],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=log,
-            start_new_session=True,
-            cwd=root,
-        )  # fmt: skip
+    proc = spawn_resident(root, idle_timeout)
     deadline = time.monotonic() + _START_WAIT_S
     while time.monotonic() < deadline:
         pid = _ping(root)

@@ -340,12 +340,15 @@ class SqliteStore:
             return []
         match = " OR ".join(f'"{t}"' for t in terms)
         w = ", ".join(str(x) for x in _BM25_WEIGHTS)
-        # over-fetch, then order by the integer score with total tie-breaks
+        # over-fetch, then order by the integer score with total tie-breaks; the best
+        # rows are chosen from the full-text index alone, and only they are joined to
+        # their chunk and file (every chunk row has its full-text row and a file)
         rows = self._conn.execute(
-            f"SELECT c.id, f.path, c.start_line, c.end_line, c.symbol, c.kind, "
-            f"bm25(chunks_fts, {w}) AS rank, c.tokens FROM chunks_fts "
-            f"JOIN chunks c ON c.id = chunks_fts.rowid JOIN files f ON f.id = c.file_id "
-            f"WHERE chunks_fts MATCH ? ORDER BY rank, c.id LIMIT ?",
+            f"SELECT c.id, f.path, c.start_line, c.end_line, c.symbol, c.kind, h.rank, "
+            f"c.tokens FROM (SELECT rowid AS id, bm25(chunks_fts, {w}) AS rank "
+            f"FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY rank, rowid LIMIT ?) h "
+            f"JOIN chunks c ON c.id = h.id JOIN files f ON f.id = c.file_id "
+            f"ORDER BY h.rank, c.id",
             (match, limit * 4 + 50),
         ).fetchall()
         hits = [

@@ -31,6 +31,7 @@ Weights were fitted on the tuning repositories of benchmarks/ctxbench.md
 from __future__ import annotations
 
 import functools
+import heapq
 import posixpath
 import re
 from collections import defaultdict
@@ -297,7 +298,7 @@ def pagerank(store: Storage, shared: dict[str, Any], seeds: Mapping[str, int]) -
         if delta < 1e-9:
             break
     ppm = np.rint(r * 1_000_000).astype(np.int64)
-    return {name: int(ppm[i]) for i, name in enumerate(g.order)}
+    return dict(zip(g.order, ppm.tolist(), strict=True))
 
 
 # ---------------------------------------------------------------------- locate
@@ -313,6 +314,10 @@ def _file_scores(hits: Sequence[ChunkHit]) -> dict[str, tuple[int, list[ChunkHit
         s = [max(0, h.score) for h in items[:3]]
         out[path] = (s[0] + sum(s[1:]) // 2, items)
     return out
+
+
+def _best_first(item: tuple[str, int]) -> tuple[int, str]:
+    return (-item[1], item[0])
 
 
 def _normalize(values: Mapping[str, int]) -> dict[str, int]:
@@ -455,10 +460,11 @@ def locate(
         "callers": _normalize(callers),
     }
     pool = set(text) | set(exact) | set(quoted_files) | set(cochange) | set(callers)
-    pool |= {p for p, _ in sorted(graph.items(), key=lambda x: (-x[1], x[0]))[:_GRAPH_CANDIDATES]}
+    # the best by a total key: nsmallest is sorted()[:k] without sorting every file
+    pool |= {p for p, _ in heapq.nsmallest(_GRAPH_CANDIDATES, graph.items(), key=_best_first)}
     pool |= explicit
     if names_raw:
-        pool |= {p for p, _ in sorted(names_raw.items(), key=lambda x: (-x[1], x[0]))[:50]}
+        pool |= {p for p, _ in heapq.nsmallest(50, names_raw.items(), key=_best_first)}
     files: list[LocatedFile] = []
     tests: list[LocatedFile] = []
     hidden: list[str] = []

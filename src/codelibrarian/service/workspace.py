@@ -37,6 +37,7 @@ from ..workspace.git import (
     working_diff,
 )
 from ..workspace.state import State
+from .treestamp import TreeStamp
 
 __all__ = ["MAX_AS_OF", "IndexReadiness", "WorkspaceSession", "check_text", "now_or"]
 
@@ -154,6 +155,11 @@ class WorkspaceSession:
         self._tracked_clean = False
         self._is_git: bool | None = None
         self._commit_times: tuple[str | None, dict[str, int]] | None = None
+        #: the tree's stamp taken before the last full ``git status`` and the untracked
+        #: files it listed: while the stamp holds, so does that list
+        self._status: tuple[TreeStamp, tuple[str, ...]] | None = None
+        self._status_calls = 0
+        self._stampable = True
         self.memo: dict[str, Any] = {}
         self.ablate = _ablated(os.environ.get("LIBRARIAN_ABLATE", ""))
 
@@ -321,54 +327,34 @@ class WorkspaceSession:
         return commitish if commitish is not None else head_commit(self.root)
 
     def workspace_signature(self) -> tuple[Any, ...] | None:
-        """HEAD, the paths ``git status`` lists and their size and mtime (one git call)."""
+        """HEAD, the paths ``git status`` lists and their size and mtime (one git call).
+
+        While the tree's stamp taken before the last full call holds (``treestamp.py``:
+        no file added, removed or renamed, no ignore rule or index entry changed), git
+        is asked about tracked files only and the untracked ones that call listed are
+        re-read here: the same signature, without git's walk of every folder.
+        """
         if not self.is_git():
             return None
-        try:
-            out = subprocess.run(
-                [
-                    "git",
-                    "-C",
-                    str(self.root),
-                    "status",
-                    "--porcelain=v2",
-                    "--branch",
-                    "-z",
-                    "--untracked-files=all",
-                    "--no-renames",
-                ],
-                capture_output=True,
-                check=True,
-                timeout=60,
-            ).stdout
-        except (OSError, subprocess.SubprocessError):
+        kept = self._status
+        quick = kept is not None and kept[0].unchanged()
+        # before git looks (a change after it shows); from the second call on, so a
+        # one-call process (a fresh CLI compose) does not pay for the walk
+        taken = None
+        if not quick and self._status_calls and self._stampable:
+            taken = TreeStamp.take(self.root)
+            self._stampable = taken is None or taken.usable
+        self._status_calls += 1
+        status = _git_status(self.root, untracked=not quick)
+        if status is None:
+            self._status = None
             return None
-        head: str | None = None
-        entries: list[tuple[str, int, int]] = []
-        tracked_clean = True
-        for item in out.split(b"\0"):
-            text = item.decode("utf-8", "surrogateescape")
-            if text.startswith("# branch.oid "):
-                oid = text.split(" ", 2)[2].strip()
-                head = oid if oid != "(initial)" else None
-                continue
-            if text.startswith("1 "):
-                rel = text.split(" ", 8)[8]
-            elif text.startswith("u "):
-                rel = text.split(" ", 10)[10]
-            elif text.startswith("2 "):
-                rel = text.split(" ", 9)[9]
-            elif text.startswith("? "):
-                rel = text[2:]
-            else:
-                continue
-            if not text.startswith("? "):
-                tracked_clean = False
-            try:
-                st = (self.root / rel).stat()
-                entries.append((rel, st.st_size, st.st_mtime_ns))
-            except OSError:
-                entries.append((rel, -1, -1))
+        head, entries, tracked_clean, untracked = status
+        if quick and kept is not None:
+            untracked = kept[1]
+            entries += [_stat_entry(self.root, rel) for rel in untracked]
+        else:
+            self._status = (taken, untracked) if taken is not None and taken.usable else None
         self._head = head
         # nothing staged or modified: the working diff against HEAD is empty
         self._tracked_clean = tracked_clean
@@ -401,9 +387,11 @@ class WorkspaceSession:
                 for path in commit.files:
                     if commit.timestamp > newest.get(path, -1):
                         newest[path] = commit.timestamp
-            self._commit_times = (commitish, newest)
+            self._commit_times = (commitish, dict(sorted(newest.items())))
         times = self._commit_times[1]
-        return {p: recency_bucket(as_of - ts) for p, ts in sorted(times.items())}
+        # one bucket per commit time (at most 50), not per file (a commit may touch 20k)
+        buckets = {ts: recency_bucket(as_of - ts) for ts in set(times.values())}
+        return {p: buckets[ts] for p, ts in times.items()}
 
     # ------------------------------------------------- shared, per generation
 
@@ -494,3 +482,63 @@ class WorkspaceSession:
             )
             self.memo["fingerprint"] = cached
         return str(cached)
+
+
+def _stat_entry(root: Path, rel: str) -> tuple[str, int, int]:
+    try:
+        st = (root / rel).stat()
+    except OSError:
+        return (rel, -1, -1)
+    return (rel, st.st_size, st.st_mtime_ns)
+
+
+def _git_status(
+    root: Path, *, untracked: bool
+) -> tuple[str | None, list[tuple[str, int, int]], bool, tuple[str, ...]] | None:
+    """One ``git status``: HEAD, each listed path with its size and mtime, whether no
+    tracked file is staged or modified, and the untracked paths (all of them, or none
+    when ``untracked`` is false)."""
+    try:
+        out = subprocess.run(
+            [
+                "git",
+                "-C",
+                str(root),
+                "status",
+                "--porcelain=v2",
+                "--branch",
+                "-z",
+                "--untracked-files=all" if untracked else "--untracked-files=no",
+                "--no-renames",
+            ],
+            capture_output=True,
+            check=True,
+            timeout=60,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    head: str | None = None
+    entries: list[tuple[str, int, int]] = []
+    others: list[str] = []
+    tracked_clean = True
+    for item in out.split(b"\0"):
+        text = item.decode("utf-8", "surrogateescape")
+        if text.startswith("# branch.oid "):
+            oid = text.split(" ", 2)[2].strip()
+            head = oid if oid != "(initial)" else None
+            continue
+        if text.startswith("1 "):
+            rel = text.split(" ", 8)[8]
+        elif text.startswith("u "):
+            rel = text.split(" ", 10)[10]
+        elif text.startswith("2 "):
+            rel = text.split(" ", 9)[9]
+        elif text.startswith("? "):
+            rel = text[2:]
+            others.append(rel)
+        else:
+            continue
+        if not text.startswith("? "):
+            tracked_clean = False
+        entries.append(_stat_entry(root, rel))
+    return head, entries, tracked_clean, tuple(others)
