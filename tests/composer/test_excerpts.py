@@ -79,3 +79,7 @@ def test_room_left_by_a_lane_cap_is_filled_with_the_next_spans(tok: Tokenizer) -
     reasons = sorted(v.reason for v in result.verdicts)
     assert reasons.count("fill") == 2
     assert result.tokens == tok.count(result.text) <= 3000
+    # the filled blocks count as rendered before any shrink: nothing was shrunk here, so the
+    # explanation must not say shrinking kept more than everything
+    assert result.explanation.shrunk == 0
+    assert result.explanation.shrink_permille <= 1000

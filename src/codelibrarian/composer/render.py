@@ -271,6 +271,7 @@ def render_to_fit(
 
     filled: list[str] = []
     if spare and items and budget - exact >= _FILL_MIN:
+        before_fill = exact
         text, exact = _fill(
             items,
             spare,
@@ -281,6 +282,9 @@ def render_to_fit(
             filled=filled,
             prio=prio,
         )
+        # the fill adds whole, unshrunk blocks: they count as rendered before any shrink
+        # too, or the share shrinking kept reads over 100%
+        original_total += exact - before_fill
 
     rendered: list[RenderedArtifact] = []
     for i in items:
