@@ -39,7 +39,7 @@ from dataclasses import dataclass
 
 from . import graph
 
-__all__ = ["Basis", "Derived", "build", "unpack", "update"]
+__all__ = ["Basis", "Derived", "build", "import_edges", "unpack", "update"]
 
 #: format of a stored basis; a different value is ignored (full rebuild)
 _BASIS_VERSION = 1
@@ -106,7 +106,8 @@ def _cochange_key(conn: sqlite3.Connection) -> str:
     return "" if row is None else str(row[0])
 
 
-def _import_edges(conn: sqlite3.Connection) -> Edges:
+def import_edges(conn: sqlite3.Connection) -> Edges:
+    """Resolved import edges ``(importer, imported, statements)``, sorted."""
     rows = conn.execute(
         "SELECT f.path, i.resolved, COUNT(*) FROM imports i JOIN files f "
         "ON f.id = i.file_id WHERE i.resolved IS NOT NULL AND i.resolved != f.path "
@@ -196,7 +197,7 @@ def build(conn: sqlite3.Connection) -> Derived:
         "SELECT f.path, r.name, SUM(r.count) FROM refs r JOIN files f ON f.id = r.file_id "
         "GROUP BY f.path, r.name"
     ).fetchall()
-    imports = _import_edges(conn)
+    imports = import_edges(conn)
     cochange = [
         (r[0], r[1], int(r[2]))
         for r in conn.execute("SELECT src, dst, weight FROM cochange ORDER BY src, dst")
@@ -230,7 +231,7 @@ def _sources_to_redo(
     if hashes.keys() != basis.hashes.keys():
         return None
     changed = {p for p, h in hashes.items() if basis.hashes[p] != h}
-    imports = _import_edges(conn)
+    imports = import_edges(conn)
     before: dict[str, list[tuple[str, str, int]]] = {}
     after: dict[str, list[tuple[str, str, int]]] = {}
     for rows, into in ((basis.imports, before), (imports, after)):

@@ -368,12 +368,7 @@ class SqliteStore:
             rows = self._conn.execute("SELECT src, dst, weight FROM cochange ORDER BY src, dst")
             return [(r[0], r[1], int(r[2])) for r in rows]
         if kind == "import":
-            rows = self._conn.execute(
-                "SELECT f.path, i.resolved, COUNT(*) FROM imports i JOIN files f "
-                "ON f.id = i.file_id WHERE i.resolved IS NOT NULL AND i.resolved != f.path "
-                "GROUP BY f.path, i.resolved ORDER BY f.path, i.resolved"
-            )
-            return [(r[0], r[1], int(r[2])) for r in rows]
+            return graphdelta.import_edges(self._conn)
         return self._ref_edges()
 
     def imports_into(self, paths: Collection[str]) -> list[tuple[str, str]]:
