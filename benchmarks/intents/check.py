@@ -213,9 +213,9 @@ def _check_balance(rows: list[dict[str, object]]) -> list[str]:
 
 
 def _check_extra(rows: list[dict[str, object]], split: str) -> list[str]:
-    """A later tuning split (dev2, dev3, dev4): only its own rows, large enough, every pattern present,
-    and nothing shared with the earlier files (no id, intent or source), so that it is new data
-    and eval stays unseen."""
+    """A later tuning split (dev2, dev3, dev4): only its own rows, large enough, every pattern
+    present, and nothing shared with the earlier files (no id, intent or source), so that it is
+    new data and eval stays unseen."""
     problems = [
         f"split: {r['id']} is {r['split']!r} in a {split} file" for r in rows if r["split"] != split
     ]

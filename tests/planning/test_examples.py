@@ -34,7 +34,7 @@ def test_bundled_training_is_the_tuning_splits_and_never_eval() -> None:
         .read_text(encoding="utf-8")
         .splitlines()
     ]
-    assert shipped and {r["split"] for r in shipped} == {"dev", "dev2", "dev3"}
+    assert shipped and {r["split"] for r in shipped} == {"dev", "dev2", "dev3", "dev4"}
     assert not eval_ids & {r["id"] for r in shipped}
     assert not eval_texts & {r["intent"] for r in shipped}
     assert not eval_texts & {
