@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Pattern selection quality on the labelled intents (benchmarks/intents/).
 
-    python benchmarks/bench_selection.py                    # dev, dev2, dev3, every selector
+    python benchmarks/bench_selection.py                    # dev .. dev4, every selector
     python benchmarks/bench_selection.py --split dev3 --errors  # dev3 misses, for tuning
     python benchmarks/bench_selection.py --split dev3 --train dev+dev2  # dev3 held out
     python benchmarks/bench_selection.py --rotation         # dev2, dev3, dev4 held out in turn
@@ -24,7 +24,7 @@ Selectors compared, on each half separately:
 
 Top-1 counts the first pattern when it is the row's ``label`` or ``also``; top-3 when
 either is among the first three; the strict figures count ``label`` only. Per-item
-results are printed only for the tuning splits ``dev``, ``dev2`` and ``dev3`` (``--errors``): the
+results are printed only for the tuning splits ``dev`` to ``dev4`` (``--errors``): the
 ``eval`` half is for measuring, never for tuning (benchmarks/intents/README.md), and runs
 only when asked for by name.
 """
@@ -84,9 +84,9 @@ def baseline_ranker() -> Any:
 
 
 def example_model(train: str) -> Any:
-    """``bundled``: the shipped model (dev + dev2 + dev3); ``none``: no example vote;
+    """``bundled``: the shipped model (dev + dev2 + dev3 + dev4); ``none``: no example vote;
     otherwise a model trained on the catalog and the named tuning splits only (``dev``,
-    ``dev2``, ``dev3`` joined by ``+``), so that the other splits are held-out checks."""
+    ``dev2``, ``dev3``, ``dev4`` joined by ``+``), so that the other splits are held-out checks."""
     if train == "bundled":
         return True
     if train == "none":
