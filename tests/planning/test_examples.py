@@ -48,7 +48,7 @@ def test_bundled_training_is_the_tuning_splits_and_never_eval() -> None:
     assert check.returncode == 0, check.stderr
 
 
-@pytest.mark.parametrize("name", ["dev2.jsonl", "dev3.jsonl", "dev4.jsonl"])
+@pytest.mark.parametrize("name", ["dev2.jsonl", "dev3.jsonl", "dev4.jsonl", "dev5.jsonl"])
 def test_later_tuning_splits_are_valid_and_new(name: str) -> None:
     check = subprocess.run(
         [sys.executable, str(INTENTS / "check.py"), str(INTENTS / name)],
@@ -58,7 +58,7 @@ def test_later_tuning_splits_are_valid_and_new(name: str) -> None:
     assert "| **all** |" in check.stdout
 
 
-@pytest.mark.parametrize(("split", "earlier"), [("dev3", "dev2"), ("dev4", "dev3")])
+@pytest.mark.parametrize(("split", "earlier"), [("dev3", "dev2"), ("dev4", "dev3"), ("dev5", "dev4")])
 def test_a_later_split_rejects_a_row_shared_with_an_earlier_file(
     tmp_path: Path, split: str, earlier: str
 ) -> None:
