@@ -20,16 +20,17 @@ function; ``commands.py`` says which module defines which command.
 
 from __future__ import annotations
 
-import os
-import signal
 import sys
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
 
 from .. import __version__
 from .commands import COMMANDS, DAEMON_COMMANDS, MODULES, module_for
 
+#: not ``typing``'s: a call answered by the resident server imports nothing it need not
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
     import typer
 
 __all__ = ["build_app", "main", "root_help"]
@@ -119,15 +120,18 @@ def main() -> None:
     if argv == ["--version"]:
         sys.stdout.write(f"codelibrarian {__version__}\n")
         return
-    signal.signal(signal.SIGTERM, _on_sigterm)
     name = _command_name(argv)
-    if name in DAEMON_COMMANDS and not os.environ.get("LIBRARIAN_NO_RESIDENT"):
-        from .resident import auto_start, call_resident
+    if name in DAEMON_COMMANDS:
+        from .resident import auto_start, call_resident, env_mode
 
-        code = call_resident(argv)
-        if code is not None:
-            raise SystemExit(code)
-        auto_start(argv)  # LIBRARIAN_RESIDENT=auto: warm for the next call; this one runs here
+        if env_mode() != "off":
+            code = call_resident(argv)
+            if code is not None:
+                raise SystemExit(code)
+            auto_start(argv)  # auto mode: warm for the next call; this one runs here
+    import signal
+
+    signal.signal(signal.SIGTERM, _on_sigterm)
     if name == "compose":
         from .compose_run import quick_compose
 
