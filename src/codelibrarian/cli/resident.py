@@ -49,7 +49,6 @@ if TYPE_CHECKING:
     from pathlib import Path
 
 __all__ = [
-    "AUTO_IDLE_S",
     "MODES",
     "SOCKET_NAME",
     "at_address",
@@ -72,8 +71,6 @@ _MAX_MESSAGE = 256 * 1024 * 1024
 PASSED_ENV = ("COLUMNS", "NO_COLOR", "TERM")
 #: how long a client waits for its answer (a cold compose may index first)
 CALL_TIMEOUT_S = 600.0
-#: idle seconds before an auto-started server ends (``[resident] idle_timeout``)
-AUTO_IDLE_S = 600
 #: an auto-start younger than this is left to finish starting (no second spawn)
 _STARTING_S = 30.0
 _STARTING = "resident.starting"
@@ -264,17 +261,13 @@ def auto_start(argv: list[str]) -> bool:
     state = os.path.join(root, ".librarian")
     if not os.path.isdir(state):
         return False
-    idle = AUTO_IDLE_S
     try:
-        from pathlib import Path
+        from ..api import resident_settings
 
-        from ..config import load_config
-
-        settings = load_config(Path(root)).resident
-        if mode is None and settings.mode != "auto":
-            return False
-        idle = settings.idle_timeout
+        configured, idle = resident_settings(root)
     except Exception:  # a broken config: this call reports it; start nothing
+        return False
+    if mode is None and configured != "auto":
         return False
     if os.environ.get("LIBRARIAN_RESIDENT_IDLE"):
         try:

@@ -111,28 +111,34 @@ def _routers() -> tuple[_Router, _Router]:
 
 
 class _ConfigMode:
-    """The config's ``[resident] mode`` of one repository, re-read when its file changes."""
+    """The config's ``[resident] mode`` of one repository, re-read when a config file
+    (``librarian.toml``, ``pyproject.toml``) changes."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
         self._stamp: object = ()
         self._mode = "auto"
 
-    def get(self) -> str:
-        from ..errors import LibrarianError
-        from ..service.workspace import config_stamp
+    def _files(self) -> tuple[tuple[int, int] | None, ...]:
+        out: list[tuple[int, int] | None] = []
+        for name in ("librarian.toml", "pyproject.toml"):
+            try:
+                st = (self.root / name).stat()
+                out.append((st.st_size, st.st_mtime_ns))
+            except OSError:
+                out.append(None)
+        return tuple(out)
 
-        try:
-            stamp = config_stamp(self.root)
-        except LibrarianError:
-            return "auto"  # a broken config: the call runs and reports it
+    def get(self) -> str:
+        stamp = self._files()
         if stamp != self._stamp:
-            from ..config import load_config
+            from ..api import resident_settings
+            from ..errors import LibrarianError
 
             try:
-                self._mode = load_config(self.root).resident.mode
+                self._mode = resident_settings(self.root)[0]
             except LibrarianError:
-                self._mode = "auto"
+                self._mode = "auto"  # a broken config: the call runs and reports it
             self._stamp = stamp
         return self._mode
 

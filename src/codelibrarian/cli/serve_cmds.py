@@ -176,9 +176,9 @@ def _status(root: Path, *, as_json: bool) -> None:
 
     mode = env_mode()
     if mode is None:
-        from ..config import load_config
+        from ..api import resident_settings
 
-        mode = load_config(root).resident.mode
+        mode = resident_settings(root)[0]
     state = _state(root)
     if state is None:
         _report({"running": False, "mode": mode},

@@ -39,14 +39,7 @@ from ..workspace.git import (
 from ..workspace.state import State
 from .treestamp import TreeStamp
 
-__all__ = [
-    "MAX_AS_OF",
-    "IndexReadiness",
-    "WorkspaceSession",
-    "check_text",
-    "config_stamp",
-    "now_or",
-]
+__all__ = ["MAX_AS_OF", "IndexReadiness", "WorkspaceSession", "check_text", "now_or"]
 
 
 #: the latest ``as_of`` accepted: 9999-12-31T23:59:59Z (later ones overflow dates)
@@ -87,7 +80,7 @@ def _ablated(value: str) -> frozenset[str]:
     return names
 
 
-def config_stamp(root: Path) -> object:
+def _config_stamp(root: Path) -> object:
     """Which config file applies to ``root``, with its size and mtime (None: defaults)."""
     found = find_config_file(root)
     if found is None:
@@ -147,7 +140,7 @@ class WorkspaceSession:
         if not root.is_dir():
             raise UsageError(f"{repo_path} is not a directory", hint="Pass a repository folder.")
         self.root = root
-        self._config_stamp = config_stamp(root)
+        self._config_stamp = _config_stamp(root)
         self.config = config if config is not None else load_config(root)
         self.state = State(root)
         self.scans = ScanCache(self.state.cache_dir / "secret-spans.json")
@@ -172,7 +165,7 @@ class WorkspaceSession:
 
     def config_changed(self) -> bool:
         """Whether the repository's config file changed since this session loaded it."""
-        return config_stamp(self.root) != self._config_stamp
+        return _config_stamp(self.root) != self._config_stamp
 
     # ------------------------------------------------------------ the index
 
