@@ -332,3 +332,59 @@ def test_auto_start_needs_auto_mode_and_an_indexed_folder(
     assert auto_start(["compose", "x", "-C", str(bare)]) is False  # not indexed: no server
     assert not (bare / ".librarian").exists()
     assert not any(running(p.pid) for p in resident._CHILDREN)
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[tuple[Path, list[list[str]]]]:
+    """A real server on a real socket, in a thread, whose commands only record argv."""
+    from codelibrarian.cli.resident_server import ResidentServer
+
+    calls: list[list[str]] = []
+
+    def handle(argv: list[str]) -> int:
+        calls.append(argv)
+        sys.stdout.write("answered\n")
+        return 3
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    srv = ResidentServer(root, handle, idle_timeout=120, auto=True)
+    assert srv.bind()
+    thread = threading.Thread(target=srv.serve, daemon=True)
+    thread.start()
+    try:
+        yield root, calls
+    finally:
+        srv.stop()
+        thread.join(timeout=30)
+        srv.close()
+
+
+def test_one_server_per_repository_and_calls_from_other_code_declined(
+    server: tuple[Path, list[list[str]]],
+) -> None:
+    from codelibrarian.cli.resident_server import ResidentServer
+
+    root, calls = server
+    second = ResidentServer(root, lambda argv: 0)
+    assert second.bind() is False  # the first holds the repository's lock
+    assert socket_path(root).exists()
+    doc: dict[str, object] = {"argv": ["compose", "x"], "cwd": str(root), "env": {}}
+    ours = request(root, {**doc, "client": resident.client_id()}, timeout=30)
+    assert ours == {"code": 3, "stdout": "answered\n", "stderr": ""}
+    off = request(
+        root,
+        {**doc, "client": resident.client_id(), "env": {"LIBRARIAN_RESIDENT": "off"}},
+        timeout=30,
+    )
+    assert off == {"declined": True}
+    other = request(root, {**doc, "client": "0.0.1 /elsewhere"}, timeout=30)
+    assert other == {"declined": True}
+    assert calls == [["compose", "x"]]
+    # an auto-started server that met other code ends, so the next call starts its own
+    deadline = time.monotonic() + 30
+    while socket_path(root).exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not socket_path(root).exists()
+    assert second.bind() is True  # the lock is free again
+    second.close()

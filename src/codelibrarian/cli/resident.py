@@ -54,6 +54,7 @@ __all__ = [
     "at_address",
     "auto_start",
     "call_resident",
+    "client_id",
     "env_mode",
     "recv_message",
     "repo_of",
@@ -169,6 +170,15 @@ def request(
         sock.close()
 
 
+def client_id() -> str:
+    """Which codelibrarian this is (version and package folder): a server running other
+    code (an upgrade, another checkout or venv) declines, and the call runs here."""
+    from .. import __file__ as package_file
+    from .. import __version__
+
+    return f"{__version__} {os.path.dirname(os.path.realpath(package_file or ''))}"
+
+
 def call_resident(argv: list[str]) -> int | None:
     """Run a CLI call on the repository's resident server; None when there is none
     (or it declined, or died before answering): the caller runs it here."""
@@ -177,7 +187,13 @@ def call_resident(argv: list[str]) -> int | None:
         return None
     env = {k: v for k, v in os.environ.items() if k.startswith("LIBRARIAN_") or k in PASSED_ENV}
     try:
-        answer = request(root, {"argv": list(argv), "cwd": os.getcwd(), "env": env})
+        doc: dict[str, object] = {
+            "argv": list(argv),
+            "cwd": os.getcwd(),
+            "env": env,
+            "client": client_id(),
+        }
+        answer = request(root, doc)
         if answer.get("declined"):
             return None
         code = answer["code"]

@@ -14,6 +14,9 @@ connection, per-generation tables and tree stamp make a warm call cheap).
   caller's working folder with the caller's ``LIBRARIAN_*``, ``COLUMNS``,
   ``NO_COLOR`` and ``TERM``, its standard streams routed (for that thread only)
   into the answer ``{"code", "stdout", "stderr"}``.
+* A call from other code than the server's (``resident.client_id``: another version,
+  checkout or venv) is declined; an auto-started server then ends, so the next call
+  starts one running the caller's code.
 * A call whose mode is ``off`` (the caller's ``LIBRARIAN_RESIDENT``, else the
   config's ``[resident] mode``) is declined (``{"declined": True}``): the caller
   runs it itself. An auto-started server ends when the config no longer says
@@ -45,6 +48,7 @@ from .resident import (
     MODES,
     PASSED_ENV,
     at_address,
+    client_id,
     recv_message,
     request,
     send_message,
@@ -171,6 +175,7 @@ class ResidentServer:
         self._stop = threading.Event()
         self._run_lock = threading.Lock()
         self._config = _ConfigMode(root)
+        self._client = client_id()
         self._started = int(time.time())
         self._last = time.monotonic()
         #: CLI calls answered so far
@@ -287,6 +292,10 @@ class ResidentServer:
     def _run(self, doc: dict[str, Any]) -> dict[str, Any]:
         argv = [str(a) for a in doc.get("argv", [])]
         env = {str(k): str(v) for k, v in dict(doc.get("env", {})).items()}
+        if doc.get("client") != self._client:
+            if self.auto:
+                self._stop.set()  # other code than the caller's: the next call starts its own
+            return {"declined": True}
         if self.auto and "LIBRARIAN_RESIDENT" not in env and self._config.get() != "auto":
             self._stop.set()  # the config turned auto-start off: end, and let the caller run
             return {"declined": True}
@@ -330,12 +339,16 @@ def _environment(env: dict[str, str], cwd: str) -> Iterator[None]:
 
 
 def start_resident(
-    root: Path, *, idle_timeout: float = 1800.0, auto: bool = False
+    root: Path, *, idle_timeout: float = 1800.0, auto: bool = False, warm: bool = False
 ) -> ResidentServer | None:
     """Bind and warm a resident server for ``root`` (None when one already runs).
 
     Loads what every answer needs once: the full command set, the facade, the
-    tokenizer. The caller runs ``serve()`` (in a thread, inside the MCP server).
+    tokenizer. With ``warm``, also composes once (recording nothing, no cache) after
+    binding, so the per-index tables are built before the first call is answered: a
+    call arriving meanwhile waits in the socket's backlog for no longer than it would
+    have spent building them itself. The caller runs ``serve()`` (in a thread, inside
+    the MCP server).
     """
     import typer.main
 
@@ -359,4 +372,9 @@ def start_resident(
         from ..tokens import get_tokenizer
 
         get_tokenizer("gpt-4o").count("warm")
+    if warm:
+        with contextlib.suppress(Exception):
+            lib = _common.open_librarian(root)
+            lib.compose("warm up", as_of=int(time.time()), use_cache=False, record=False)
+            lib.close()
     return server

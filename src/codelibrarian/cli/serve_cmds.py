@@ -32,7 +32,8 @@ if TYPE_CHECKING:
 
 __all__ = ["register"]
 
-_START_WAIT_S = 20.0
+#: a loaded machine: imports, then a first compose that builds the per-index tables
+_START_WAIT_S = 120.0
 
 
 def register(app: typer.Typer) -> None:
@@ -197,7 +198,7 @@ def _status(root: Path, *, as_json: bool) -> None:
 def _run_resident(root: Path, idle_timeout: int, *, auto: bool) -> None:
     from .resident_server import start_resident
 
-    server = start_resident(root, idle_timeout=float(idle_timeout), auto=auto)
+    server = start_resident(root, idle_timeout=float(idle_timeout), auto=auto, warm=True)
     if server is None:
         if auto:
             return  # calls raced to start one: the other one serves
