@@ -22,7 +22,8 @@ connection, per-generation tables and tree stamp make a warm call cheap).
   runs it itself. An auto-started server ends when the config no longer says
   ``auto``.
 * ``{"op": "ping"}`` answers the server's state (``pid``, ``served``, ``auto``,
-  ``idle_timeout``, ``idle_for``, ``started``); ``{"op": "stop"}`` ends it. It also
+  ``idle_timeout``, ``idle_for``, ``started``, ``last_ms``: how long the last call
+  took in the server); ``{"op": "stop"}`` ends it. It also
   ends after ``idle_timeout`` seconds without a request, on SIGTERM, and when its
   socket is removed (the repository deleted); it removes its socket when it ends.
 * Freshness is the facade's: every call checks the workspace (``git status`` or
@@ -178,8 +179,9 @@ class ResidentServer:
         self._client = client_id()
         self._started = int(time.time())
         self._last = time.monotonic()
-        #: CLI calls answered so far
+        #: CLI calls answered so far, and how long the last one took here (ms)
         self.served = 0
+        self.last_ms = 0
 
     def bind(self) -> bool:
         """Take the repository's server lock and listen on the socket; False when
@@ -265,6 +267,7 @@ class ResidentServer:
             "idle_timeout": int(min(self.idle_timeout, 2**31)),
             "idle_for": int(time.monotonic() - self._last),
             "started": self._started,
+            "last_ms": self.last_ms,
         }
 
     def _answer(self, conn: socket.socket) -> None:
@@ -302,6 +305,7 @@ class ResidentServer:
         if self._mode(env) == "off":
             return {"declined": True}
         out, err = _routers()
+        began = time.perf_counter()
         with self._run_lock, _environment(env, str(doc.get("cwd") or self.root)):
             with out.capture() as stdout, err.capture() as stderr:
                 try:
@@ -312,6 +316,7 @@ class ResidentServer:
                     stderr.write(f"error: {type(exc).__name__}: {exc}\n")
                     code = 1
             self.served += 1
+            self.last_ms = round((time.perf_counter() - began) * 1000)
             return {"code": code, "stdout": stdout.getvalue(), "stderr": stderr.getvalue()}
 
 
