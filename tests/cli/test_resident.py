@@ -207,20 +207,19 @@ def test_a_killed_resident_server_leaves_calls_working(repo: Path) -> None:
 
 @pytest.mark.slow
 def test_the_default_starts_one_server_that_follows_the_repository(repo: Path) -> None:
-    """No variable set: the second call in an indexed repository starts a server;
+    """No variable set: the first call (which indexes) starts a server once it is done;
     later calls are answered by it, and stay equal to in-process answers when the
     tree changes and when the index is deleted and rebuilt under it."""
-    first = compose(repo, None)  # indexes: no .librarian/ before it, so no server yet
+    assert not (repo / ".librarian").exists()
+    first = compose(repo, None)
     assert first.returncode == 0, first.stderr
     assert "invoice_total" in first.stdout
-    second = compose(repo, None)  # answered here; starts the server
-    assert second.returncode == 0, second.stderr
-    assert second.stdout == first.stdout
     state = _wait_for_server(repo)
     assert state["auto"] is True and state["idle_timeout"] == 120
     before = int(str(state["served"]))
-    third = compose(repo, None)
-    assert third.stdout == first.stdout
+    second = compose(repo, None)
+    assert second.returncode == 0, second.stderr
+    assert second.stdout == first.stdout  # byte-identical to the in-process answer
     assert _served(repo) == before + 1
     # the tree changes under the server
     (repo / "app" / "billing.py").write_text(
@@ -253,7 +252,6 @@ def test_the_default_starts_one_server_that_follows_the_repository(repo: Path) -
 
 @pytest.mark.slow
 def test_the_config_key_turns_it_off(repo: Path) -> None:
-    assert compose(repo, None).returncode == 0
     assert compose(repo, None).returncode == 0
     pid = int(str(_wait_for_server(repo)["pid"]))
     (repo / "librarian.toml").write_text('[resident]\nmode = "off"\n', encoding="utf-8")

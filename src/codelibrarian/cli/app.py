@@ -20,6 +20,7 @@ function; ``commands.py`` says which module defines which command.
 
 from __future__ import annotations
 
+import os
 import sys
 
 from .. import __version__
@@ -121,17 +122,34 @@ def main() -> None:
         sys.stdout.write(f"codelibrarian {__version__}\n")
         return
     name = _command_name(argv)
+    start_after = False
     if name in DAEMON_COMMANDS:
-        from .resident import auto_start, call_resident, env_mode
+        from .resident import auto_start, call_resident, env_mode, repo_of
 
         if env_mode() != "off":
             code = call_resident(argv)
             if code is not None:
                 raise SystemExit(code)
-            auto_start(argv)  # auto mode: warm for the next call; this one runs here
+            # auto mode: start a server for the next calls; this one runs here. In a
+            # repository without .librarian/ yet, once this call has made it
+            state = os.path.join(repo_of(argv), ".librarian")  # noqa: PTH118 - no pathlib here
+            start_after = not os.path.isdir(state)  # noqa: PTH112
+            if not start_after:
+                auto_start(argv)
     import signal
 
     signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        _run_here(name, argv)
+    except SystemExit as exc:
+        if start_after and exc.code in (0, None):
+            auto_start(argv)
+        raise
+    if start_after:
+        auto_start(argv)
+
+
+def _run_here(name: str | None, argv: list[str]) -> None:
     if name == "compose":
         from .compose_run import quick_compose
 
