@@ -349,6 +349,7 @@ def server(tmp_path: Path) -> Iterator[tuple[Path, list[list[str]]]]:
     srv = ResidentServer(root, handle, idle_timeout=120, auto=True)
     assert srv.bind()
     thread = threading.Thread(target=srv.serve, daemon=True)
+    streams = sys.stdout, sys.stderr  # the server routes them per thread
     thread.start()
     try:
         yield root, calls
@@ -356,6 +357,7 @@ def server(tmp_path: Path) -> Iterator[tuple[Path, list[list[str]]]]:
         srv.stop()
         thread.join(timeout=30)
         srv.close()
+        sys.stdout, sys.stderr = streams
 
 
 def test_one_server_per_repository_and_calls_from_other_code_declined(
@@ -386,3 +388,28 @@ def test_one_server_per_repository_and_calls_from_other_code_declined(
     assert not socket_path(root).exists()
     assert second.bind() is True  # the lock is free again
     second.close()
+
+
+#: what a call answered by the server must not import: the client exists to skip them
+NOT_FOR_THE_CLIENT = ("typing", "pathlib", "json", "re", "socket", "subprocess", "threading",
+                      "typer", "rich", "pydantic", "numpy", "codelibrarian.api")  # fmt: skip
+
+
+def test_a_call_the_server_answers_imports_nothing_heavy(
+    server: tuple[Path, list[list[str]]],
+) -> None:
+    root, calls = server
+    code = (
+        "import sys\n"
+        "sys.argv = ['librarian', 'compose', 'the task']\n"
+        "from codelibrarian.cli.app import main\n"
+        "try:\n    main()\nexcept SystemExit as exc:\n    code = exc.code\n"
+        f"print('exit', code, ','.join(m for m in {NOT_FOR_THE_CLIENT!r} if m in sys.modules))"
+    )
+    env = {**os.environ, "LIBRARIAN_RESIDENT": "manual"}
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=root, env=env, capture_output=True, text=True,
+        timeout=120, check=True,
+    )  # fmt: skip
+    assert calls == [["compose", "the task"]], out.stderr
+    assert out.stdout.splitlines() == ["answered", "exit 3 "]
