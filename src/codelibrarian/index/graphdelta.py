@@ -189,32 +189,36 @@ def _both(ref: Edges, imports: Edges, cochange: Edges) -> tuple[Edges, Edges]:
 
 
 def build(conn: sqlite3.Connection) -> Derived:
-    """Derive both graphs and their basis from the whole index."""
+    """Derive both graphs and their basis from the whole index (the references are
+    streamed, and each edge list is packed and dropped as soon as it is done)."""
     defs = conn.execute(
         "SELECT DISTINCT s.name, f.path FROM symbols s JOIN files f ON f.id = s.file_id"
     ).fetchall()
+    hashes = dict(conn.execute("SELECT path, content_hash FROM files"))
+    by_file: dict[str, set[str]] = {p: set() for p in hashes}
+    for name, path in defs:
+        by_file.setdefault(path, set()).add(name)
     refs = conn.execute(
         "SELECT f.path, r.name, SUM(r.count) FROM refs r JOIN files f ON f.id = r.file_id "
         "GROUP BY f.path, r.name"
-    ).fetchall()
+    )
+    ref = graph.reference_edges(defs, refs)
+    del defs
     imports = import_edges(conn)
     cochange = [
         (r[0], r[1], int(r[2]))
         for r in conn.execute("SELECT src, dst, weight FROM cochange ORDER BY src, dst")
     ]
-    ref = graph.reference_edges(defs, refs)
-    combined, ref_only = _both(ref, imports, cochange)
-    hashes = dict(conn.execute("SELECT path, content_hash FROM files"))
-    by_file: dict[str, set[str]] = {p: set() for p in hashes}
-    for name, path in defs:
-        by_file.setdefault(path, set()).add(name)
+    ref_packed = graph.pack(ref)
+    combined = graph.pack(_both(ref, imports, cochange)[0])
+    del ref, cochange
     basis = Basis(
         _cochange_key(conn),
         hashes,
         {p: tuple(sorted(names)) for p, names in sorted(by_file.items())},
         imports,
     )
-    return Derived(graph.pack(combined), graph.pack(ref_only), basis)
+    return Derived(combined, ref_packed, basis)
 
 
 # ---------------------------------------------------------------- update
