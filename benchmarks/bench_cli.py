@@ -8,13 +8,19 @@
 * warm compose: on ``--repo`` (default: a copy of the stdlib's ``.py`` files, as
   ``bench_index.py`` makes it, committed to git and indexed first), ``librarian
   compose TASK --budget 8000 --no-cache`` as a fresh process, ``--calls`` times with
-  tasks in rotation, alternating a call answered in-process with one answered by a
-  resident server (``librarian serve --daemon``) started before the first call.
-  ``--no-cache`` makes every call compose for real.
+  tasks in rotation, three ways: **in-process** (``LIBRARIAN_RESIDENT=off``), the
+  **default** (no variable: the first call in the repository starts a resident
+  server in the background, timed apart; later calls reach it) and an **explicit
+  server** (``librarian serve --daemon`` started first). Phase one alternates
+  in-process and default calls; phase two, after ``serve --stop``, in-process and
+  explicit-server calls. ``--no-cache`` makes every call compose for real.
 * ``--baseline-src``: the same warm calls, alternated call by call, also with another
   checkout's ``src/`` first on ``PYTHONPATH`` (e.g. main's), on its own copy of the
   corpus (made and indexed by that code): an A/B in the same minutes. Only the
-  stdlib corpus (no ``--repo``).
+  stdlib corpus (no ``--repo``). A baseline without auto-start answers its
+  "default" calls in-process. Compile both ``src/`` folders first (``python -m
+  compileall``) when ``PYTHONDONTWRITEBYTECODE`` is set, or one side pays for
+  compiling its modules on every call.
 
 Medians (p50) and p95 of whole-process wall times; load averages printed.
 """
@@ -84,39 +90,74 @@ def startup(runs: int, cwd: Path) -> None:
         print(f"{name:16s} median {med * 1000:6.1f} ms  ({med / base:4.1f}x python -c pass)")
 
 
-def _envs(src: Path | None) -> tuple[dict[str, str], dict[str, str]]:
-    """(in-process, resident) environments, with ``src`` first on PYTHONPATH if given."""
-    base = {k: v for k, v in os.environ.items() if k not in ("LIBRARIAN_NO_RESIDENT", "PYTHONPATH")}
+def _envs(src: Path | None) -> dict[str, dict[str, str]]:
+    """The environment of each way of calling, with ``src`` first on PYTHONPATH if given:
+    in-process (no server used or started), the default (no variable: an auto-started
+    server where the code has one) and an explicit server (``serve --daemon``)."""
+    base = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("LIBRARIAN_NO_RESIDENT", "LIBRARIAN_RESIDENT", "PYTHONPATH")
+    }
     if src is not None:
         base["PYTHONPATH"] = str(src)
-    return {**base, "LIBRARIAN_NO_RESIDENT": "1"}, base
+    return {
+        "in-process": {**base, "LIBRARIAN_NO_RESIDENT": "1", "LIBRARIAN_RESIDENT": "off"},
+        "default": base,
+        "explicit server": {**base, "LIBRARIAN_RESIDENT": "manual"},
+    }
+
+
+def _alternate(
+    calls: int,
+    sides: dict[str, tuple[Path, Path | None]],
+    modes: tuple[str, ...],
+    times: dict[tuple[str, str], list[float]],
+) -> None:
+    """``calls`` rounds of one call per side and mode, the order reversed every round."""
+    for i in range(calls):
+        task = TASKS[i % len(TASKS)]
+        cmd = [LIBRARIAN, "compose", task, "--budget", "8000", "--no-cache"]
+        runs = [(name, mode, repo) for name, (repo, _) in sides.items() for mode in modes]
+        for name, mode, repo in runs if i % 2 == 0 else reversed(runs):
+            env = _envs(sides[name][1])[mode]
+            times.setdefault((name, mode), []).append(wall(cmd, repo, env))
+
+
+def _stop_all(sides: dict[str, tuple[Path, Path | None]]) -> None:
+    for _name, (repo, src) in sides.items():
+        wall([LIBRARIAN, "serve", "--stop"], repo, _envs(src)["explicit server"])
 
 
 def warm_compose(calls: int, sides: dict[str, tuple[Path, Path | None]]) -> None:
-    """``sides``: name -> (corpus copy, src on PYTHONPATH or None for this checkout)."""
-    envs = {name: _envs(src) for name, (_, src) in sides.items()}
-    for name, (repo, _) in sides.items():
-        alone_env, resident_env = envs[name]
-        wall([LIBRARIAN, "index", str(repo)], repo, alone_env)
-        wall([LIBRARIAN, "compose", "warm the page cache", "--no-cache"], repo, alone_env)
-        wall([LIBRARIAN, "serve", "--daemon"], repo, resident_env)
+    """``sides``: name -> (corpus copy, src on PYTHONPATH or None for this checkout).
+
+    Two phases, each alternating call by call: in-process against the default (the
+    first default call in a repository starts a server where the code does so; it is
+    timed apart, and the calls after it are not delayed to let the server come up),
+    then in-process against an explicitly started server (``serve --daemon``).
+    """
+    for _name, (repo, src) in sides.items():
+        env = _envs(src)["in-process"]
+        wall([LIBRARIAN, "index", str(repo)], repo, env)
+        wall([LIBRARIAN, "compose", "warm the page cache", "--no-cache"], repo, env)
     times: dict[tuple[str, str], list[float]] = {}
+    firsts: dict[str, float] = {}
     try:
-        for name, (repo, _) in sides.items():
-            wall([LIBRARIAN, "compose", "warm the server", "--no-cache"], repo, envs[name][1])
-        for i in range(calls):
-            task = TASKS[i % len(TASKS)]
-            cmd = [LIBRARIAN, "compose", task, "--budget", "8000", "--no-cache"]
-            runs = [
-                (name, mode, repo, envs[name][k])
-                for name, (repo, _) in sides.items()
-                for k, mode in enumerate(("in-process", "resident server"))
-            ]
-            for name, mode, repo, env in runs if i % 2 == 0 else reversed(runs):
-                times.setdefault((name, mode), []).append(wall(cmd, repo, env))
+        for name, (repo, src) in sides.items():
+            cmd = [LIBRARIAN, "compose", "the first call", "--no-cache"]
+            firsts[name] = wall(cmd, repo, _envs(src)["default"])
+        _alternate(calls, sides, ("in-process", "default"), times)
+        _stop_all(sides)
+        for _name, (repo, src) in sides.items():
+            env = _envs(src)["explicit server"]
+            wall([LIBRARIAN, "serve", "--daemon"], repo, env)
+            wall([LIBRARIAN, "compose", "warm the server", "--no-cache"], repo, env)
+        _alternate(calls, sides, ("explicit server",), times)
     finally:
-        for name, (repo, _) in sides.items():
-            wall([LIBRARIAN, "serve", "--stop"], repo, envs[name][1])
+        _stop_all(sides)
+    for name, took in firsts.items():
+        print(f"warm CLI compose, first default call [{name}]: {took * 1000:6.0f} ms")
     for (name, mode), xs in sorted(times.items(), key=lambda kv: (kv[0][1], kv[0][0])):
         print(
             f"warm CLI compose, {mode:15s} [{name}]: p50 {statistics.median(xs) * 1000:6.0f} ms, "

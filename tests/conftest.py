@@ -8,6 +8,12 @@ from hypothesis import HealthCheck, settings
 
 from tests.forkserver import ForkServer, shared
 
+#: no test starts a resident server unless it asks for one (the CLI's default mode,
+#: ``auto``, would start one on the second call in an indexed repository): servers a
+#: test starts itself (``serve --daemon``) are still used. Subprocesses inherit it.
+os.environ["LIBRARIAN_RESIDENT"] = "manual"
+os.environ.pop("LIBRARIAN_RESIDENT_IDLE", None)
+
 settings.register_profile(
     "default", deadline=None, suppress_health_check=[HealthCheck.too_slow], max_examples=100
 )

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from .boundary import guard_methods, guarded
-from .config import Config
+from .config import Config, load_config
 from .facade.planning import PlanningPart
 from .facade.records import RecordsPart
 from .facade.runs import RunsPart
@@ -83,6 +83,7 @@ __all__ = [
     "doctor",
     "ensure_state_dir",
     "load_program",
+    "resident_settings",
     "scan_summary",
     "shape_budget",
     "tokenizer_name",
@@ -111,6 +112,13 @@ def ensure_state_dir(repo_path: str | os.PathLike[str]) -> Path:
     from .workspace.state import State
 
     return Path(State(Path(repo_path)).ensure().dir)
+
+
+@guarded
+def resident_settings(repo_path: str | os.PathLike[str]) -> tuple[str, int]:
+    """The repository's ``[resident]`` config: ``(mode, idle_timeout)`` (docs/cli.md)."""
+    settings = load_config(Path(repo_path)).resident
+    return settings.mode, settings.idle_timeout
 
 
 def tokenizer_name(model: str | None) -> str:

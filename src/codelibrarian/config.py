@@ -279,6 +279,17 @@ class CacheConfig(_Strict):
     max_mb: int = Field(default=1024, ge=0, le=1_048_576)
 
 
+class ResidentConfig(_Strict):
+    """The resident server CLI calls reach (``cli/resident.py``; docs/cli.md)."""
+
+    #: auto: start one on the first call and use it; manual: use one someone started
+    #: (``serve --daemon``, the MCP server); off: always run in-process.
+    #: ``LIBRARIAN_RESIDENT`` wins over this key.
+    mode: Literal["auto", "manual", "off"] = "auto"
+    #: seconds without a call after which an auto-started server ends
+    idle_timeout: int = Field(default=600, ge=1, le=86_400)
+
+
 class Config(_Strict):
     budget: BudgetConfig = Field(default_factory=BudgetConfig)
     workspace: WorkspaceConfig = Field(default_factory=WorkspaceConfig)
@@ -292,6 +303,7 @@ class Config(_Strict):
     #: so one bad preset does not stop every other command
     presets: dict[str, dict[str, Any]] = Field(default_factory=dict)
     cache: CacheConfig = Field(default_factory=CacheConfig)
+    resident: ResidentConfig = Field(default_factory=ResidentConfig)
 
     #: where this config came from ("" for defaults); not a config key
     source: str = Field(default="", exclude=True)

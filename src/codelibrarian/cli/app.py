@@ -21,15 +21,17 @@ function; ``commands.py`` says which module defines which command.
 from __future__ import annotations
 
 import os
-import signal
 import sys
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
 
 from .. import __version__
 from .commands import COMMANDS, DAEMON_COMMANDS, MODULES, module_for
 
+#: not ``typing``'s: a call answered by the resident server imports nothing it need not
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
+
     import typer
 
 __all__ = ["build_app", "main", "root_help"]
@@ -119,15 +121,35 @@ def main() -> None:
     if argv == ["--version"]:
         sys.stdout.write(f"codelibrarian {__version__}\n")
         return
-    signal.signal(signal.SIGTERM, _on_sigterm)
     name = _command_name(argv)
-    if name in DAEMON_COMMANDS and not os.environ.get("LIBRARIAN_NO_RESIDENT"):
-        from .resident import auto_start, call_resident
+    start_after = False
+    if name in DAEMON_COMMANDS:
+        from .resident import auto_start, call_resident, env_mode, repo_of
 
-        code = call_resident(argv)
-        if code is not None:
-            raise SystemExit(code)
-        auto_start(argv)  # LIBRARIAN_RESIDENT=auto: warm for the next call; this one runs here
+        if env_mode() != "off":
+            code = call_resident(argv)
+            if code is not None:
+                raise SystemExit(code)
+            # auto mode: start a server for the next calls; this one runs here. In a
+            # repository without .librarian/ yet, once this call has made it
+            state = os.path.join(repo_of(argv), ".librarian")  # noqa: PTH118 - no pathlib here
+            start_after = not os.path.isdir(state)  # noqa: PTH112
+            if not start_after:
+                auto_start(argv)
+    import signal
+
+    signal.signal(signal.SIGTERM, _on_sigterm)
+    try:
+        _run_here(name, argv)
+    except SystemExit as exc:
+        if start_after and exc.code in (0, None):
+            auto_start(argv)
+        raise
+    if start_after:
+        auto_start(argv)
+
+
+def _run_here(name: str | None, argv: list[str]) -> None:
     if name == "compose":
         from .compose_run import quick_compose
 

@@ -8,8 +8,9 @@
   it runs it also answers CLI calls on the repository's resident socket.
 * ``librarian serve --daemon`` starts a resident server in the background and
   returns: later ``compose``, ``query``, ``map``, ``explain`` and ``window`` calls
-  are answered by it, warm (``resident.py``). ``--stop`` ends it; it also ends
-  after ``--idle-timeout`` seconds without a call.
+  are answered by it, warm (``resident.py``, ``resident_server.py``). In the default
+  ``auto`` mode the first such call starts one by itself. ``--status`` shows it,
+  ``--stop`` ends it; it also ends after ``--idle-timeout`` seconds without a call.
 """
 
 from __future__ import annotations
@@ -27,11 +28,12 @@ from ..errors import UsageError, WorkspaceError
 from ._common import JSON_OPTION, REPO_OPTION, print_json, resolve_repo
 
 if TYPE_CHECKING:
-    from .resident import ResidentServer
+    from .resident_server import ResidentServer
 
 __all__ = ["register"]
 
-_START_WAIT_S = 20.0
+#: a loaded machine: imports, then a first compose that builds the per-index tables
+_START_WAIT_S = 120.0
 
 
 def register(app: typer.Typer) -> None:
@@ -51,6 +53,9 @@ def register(app: typer.Typer) -> None:
             False, "--daemon", help="Start a resident server for CLI calls in the background."
         ),
         stop: bool = typer.Option(False, "--stop", help="Stop the repository's resident server."),
+        status: bool = typer.Option(
+            False, "--status", help="Show the repository's resident server, if one runs."
+        ),
         idle_timeout: int = typer.Option(
             1800,
             "--idle-timeout",
@@ -60,16 +65,26 @@ def register(app: typer.Typer) -> None:
         resident: bool = typer.Option(
             False, "--resident", hidden=True, help="Run the resident server in the foreground."
         ),
+        auto: bool = typer.Option(
+            False, "--auto", hidden=True, help="Resident server: started by a call (auto mode)."
+        ),
         as_json: bool = JSON_OPTION,
         repo: Path = REPO_OPTION,
     ) -> None:
         """Serve the MCP tools and run resources for the repository (see docs/mcp.md)."""
         root = resolve_repo(repo)
+        if sum((stop, status, daemon, resident)) > 1:
+            raise UsageError(
+                "--daemon, --status and --stop exclude each other", hint="Give one of them."
+            )
         if stop:
             _stop(root, as_json=as_json)
             return
+        if status:
+            _status(root, as_json=as_json)
+            return
         if resident:
-            _run_resident(root, idle_timeout)
+            _run_resident(root, idle_timeout, auto=auto)
             return
         if daemon:
             _start_daemon(root, idle_timeout, as_json=as_json)
@@ -93,13 +108,20 @@ def register(app: typer.Typer) -> None:
         serve(root, transport="http" if transport == "http" else "stdio", host=host, port=port)
 
 
-def _ping(root: Path) -> int | None:
+def _state(root: Path) -> dict[str, object] | None:
+    """The running server's state (``ping``), or None when none answers."""
     from .resident import request
 
     try:
-        return int(request(root, {"op": "ping"}, timeout=2.0)["pid"])
-    except (OSError, ValueError, KeyError, TypeError):
+        answer = request(root, {"op": "ping"}, timeout=2.0)
+    except OSError:
         return None
+    return answer if isinstance(answer.get("pid"), int) else None
+
+
+def _ping(root: Path) -> int | None:
+    state = _state(root)
+    return None if state is None else int(str(state["pid"]))
 
 
 def _report(data: dict[str, object], text: str, *, as_json: bool) -> None:
@@ -143,18 +165,43 @@ def _stop(root: Path, *, as_json: bool) -> None:
 
     try:
         answer = request(root, {"op": "stop"}, timeout=5.0)
-    except (OSError, ValueError):
+    except OSError:
         _report({"stopped": False}, "no resident server is running", as_json=as_json)
         return
     _report({"stopped": True, "pid": answer.get("pid")}, "resident server stopped",
             as_json=as_json)  # fmt: skip
 
 
-def _run_resident(root: Path, idle_timeout: int) -> None:
-    from .resident import start_resident
+def _status(root: Path, *, as_json: bool) -> None:
+    from .resident import env_mode, socket_path
 
-    server = start_resident(root, idle_timeout=float(idle_timeout))
+    mode = env_mode()
+    if mode is None:
+        from ..api import resident_settings
+
+        mode = resident_settings(root)[0]
+    state = _state(root)
+    if state is None:
+        _report({"running": False, "mode": mode},
+                f"no resident server is running (mode {mode})", as_json=as_json)  # fmt: skip
+        return
+    how = "started by a call" if state.get("auto") else "started by serve"
+    _report(
+        {"running": True, "mode": mode, "socket": str(socket_path(root)), **state},
+        f"resident server running (pid {state['pid']}, {how}, mode {mode}): "
+        f"{state.get('served')} calls answered, idle {state.get('idle_for')} s "
+        f"of {state.get('idle_timeout')} s",
+        as_json=as_json,
+    )
+
+
+def _run_resident(root: Path, idle_timeout: int, *, auto: bool) -> None:
+    from .resident_server import start_resident
+
+    server = start_resident(root, idle_timeout=float(idle_timeout), auto=auto, warm=True)
     if server is None:
+        if auto:
+            return  # calls raced to start one: the other one serves
         raise WorkspaceError(
             f"a resident server already runs for {root}.", hint="Stop it with `serve --stop`."
         )
@@ -163,7 +210,7 @@ def _run_resident(root: Path, idle_timeout: int) -> None:
 
 def _resident_thread(root: Path, *, idle_timeout: float) -> ResidentServer | None:
     """Answer CLI calls on the resident socket while the MCP server runs (if free)."""
-    from .resident import start_resident
+    from .resident_server import start_resident
 
     try:
         server = start_resident(root, idle_timeout=idle_timeout)

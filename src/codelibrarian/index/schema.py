@@ -251,6 +251,11 @@ def migrate(conn: sqlite3.Connection) -> int:
             "INSERT OR REPLACE INTO meta(key, value) VALUES ('generation', "
             "COALESCE((SELECT value FROM meta WHERE key='generation'), '0'))"
         )
+        # which database this is: one deleted and rebuilt restarts its generation
+        # counter, so caches kept across calls (a resident server's) key on both
+        conn.execute(
+            "INSERT OR IGNORE INTO meta(key, value) VALUES ('created', ?)", (str(time.time_ns()),)
+        )
         conn.execute("COMMIT")
     except BaseException:
         conn.execute("ROLLBACK")

@@ -458,8 +458,9 @@ class WorkspaceSession:
         return self._sources
 
     def generation_memo(self, store: Any) -> dict[str, Any]:
-        """The memo of the index's current generation (emptied when it moves on)."""
-        generation = store.generation()
+        """The memo of the index's current generation (emptied when it moves on, or when
+        the index was deleted and rebuilt: a new database restarts the counter)."""
+        generation = (store.meta("created"), store.generation())
         if self.memo.get("generation") != generation:
             self.memo = {"generation": generation}
         return self.memo
