@@ -62,7 +62,9 @@ def test_a_process_that_started_a_background_indexer_exits_without_a_warning(
     (repo / ".librarian").mkdir(exist_ok=True)
     code = (
         "import sys; from pathlib import Path; from codelibrarian.index import background;"
-        "pid = background.start_background(Path(sys.argv[1])); print(pid)"
+        "pid = background.start_background(Path(sys.argv[1]));"
+        "stat = Path(f'/proc/{pid}/stat').read_text();"
+        "print(pid, stat.rsplit(')', 1)[1].split()[19])"
     )
     done = subprocess.run(
         [sys.executable, "-W", "error", "-c", code, str(repo)],
@@ -73,17 +75,26 @@ def test_a_process_that_started_a_background_indexer_exits_without_a_warning(
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "ResourceWarning" not in done.stderr and "still running" not in done.stderr
-    pid = int(done.stdout)
-    deadline = time.monotonic() + 120  # the orphan finishes on its own (init reaps it)
-    while time.monotonic() < deadline:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            break
+    pid, started = (int(x) for x in done.stdout.split())
+    # the orphan finishes on its own (init reaps it); the pid is checked together with
+    # its start time, so a pid the system has since given to another process is never
+    # signalled
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and _start_time(pid) == started:
         time.sleep(0.05)
-    else:
+    if _start_time(pid) == started:
         os.kill(pid, signal.SIGKILL)
         raise AssertionError("the background indexer did not finish")
+
+
+def _start_time(pid: int) -> int | None:
+    """``pid``'s start time in clock ticks (None: no such process, or a zombie)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    fields = stat[stat.rindex(")") + 2 :].split()
+    return None if fields[0] == "Z" else int(fields[19])
 
 
 def test_the_resident_server_ignores_modules_of_the_repository(tmp_path: Path) -> None:
