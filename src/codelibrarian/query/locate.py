@@ -30,7 +30,6 @@ Weights were fitted on the tuning repositories of benchmarks/ctxbench.md
 
 from __future__ import annotations
 
-import functools
 import heapq
 import posixpath
 import re
@@ -549,8 +548,23 @@ def _own_ranges(chunk: Chunk, chunks: Sequence[Chunk]) -> tuple[tuple[int, int],
     return tuple(out)
 
 
-#: a file's chunks in line order (with their position), own line ranges and frame lines
-_Layout = tuple[tuple[int, Chunk, tuple[tuple[int, int], ...], tuple[int, ...]], ...]
+@dataclass(frozen=True, slots=True)
+class _Part:
+    """One chunk of a file's span layout and what scoring reads of it (task-independent)."""
+
+    index: int
+    chunk: Chunk
+    own: tuple[tuple[int, int], ...]
+    frame: tuple[int, ...]
+    #: the chunk's lower-cased words and its symbol's name parts (None without a symbol)
+    words: frozenset[str]
+    parts: frozenset[str] | None
+    head: bool
+    container: bool
+
+
+#: a file's chunks in line order, with their own line ranges, frames and words
+_Layout = tuple[_Part, ...]
 
 
 def _layout(store: Storage, path: str, chunks: Sequence[Chunk] | None) -> _Layout:
@@ -561,7 +575,8 @@ def _layout(store: Storage, path: str, chunks: Sequence[Chunk] | None) -> _Layou
     symbols = {s.name: s for s in store.symbols(path=path)}
     out = []
     for index, c in enumerate(sorted(rows, key=lambda c: (c.start_line, c.end_line, c.chunk_id))):
-        own = _own_ranges(c, rows) if c.kind in _CONTAINERS else ((c.start_line, c.end_line),)
+        container = c.kind in _CONTAINERS
+        own = _own_ranges(c, rows) if container else ((c.start_line, c.end_line),)
         if not own:
             continue
         frame: tuple[int, ...] = ()
@@ -570,14 +585,28 @@ def _layout(store: Storage, path: str, chunks: Sequence[Chunk] | None) -> _Layou
             parent = symbols.get(owner.rsplit(".", 1)[-1])
             if parent is not None and parent.start_line < c.start_line:
                 frame = (parent.start_line,)
-        out.append((index, c, own, frame))
+        out.append(
+            _Part(
+                index,
+                c,
+                own,
+                frame,
+                _words(c.text),
+                _parts(c.symbol) if c.symbol else None,
+                index == 0 or c.kind == "module",
+                container,
+            )
+        )
     return tuple(out)
 
 
-@functools.lru_cache(maxsize=32768)
 def _words(text: str) -> frozenset[str]:
-    """The lower-cased words of a chunk (kept across composes: chunks repeat)."""
+    """The lower-cased words of a chunk."""
     return frozenset(w.lower() for w in _WORD.findall(text))
+
+
+def _span_key(item: tuple[int, _Part, dict[str, int]]) -> tuple[int, int, int]:
+    return (-item[0], item[1].chunk.start_line, item[1].chunk.chunk_id)
 
 
 def rank_spans(
@@ -588,11 +617,14 @@ def rank_spans(
     quoted_chunks: frozenset[int] = frozenset(),
     chunks: Sequence[Chunk] | None = None,
     shared: dict[str, Any] | None = None,
+    limit: int | None = None,
 ) -> tuple[Span, ...]:
     """The spans of ``file``, best first, each scored 0..1000 within the file.
 
     ``shared`` (a per-index-generation memo) keeps each file's span layout (its
-    chunks in order, their own line ranges and frames) across composes.
+    chunks in order, their own line ranges, frames and words) across composes.
+    ``limit`` keeps only the best that many (the same as slicing the full answer,
+    without building the spans that would be cut).
     """
     off = request.off
     layouts: dict[str, _Layout] = {} if shared is None else shared.setdefault("locate.spans", {})
@@ -604,44 +636,51 @@ def rank_spans(
     if not layout:
         return ()
     terms = request.terms()
-    diff_words = frozenset(request.diff_words)
+    diff_words = [w.lower() for w in dict.fromkeys(request.diff_words)]
     bm25 = {h.chunk_id: max(0, h.score) for h in file.hits}
     top_bm25 = max(bm25.values(), default=0)
     weights = SPAN_WEIGHTS[request.mode]
-    out: list[Span] = []
-    for index, c, own, frame in layout:
-        words = _words(c.text)
+    names_on = "span_names" not in off
+    body_on = bool(terms) and "span_body" not in off
+    scored: list[tuple[int, _Part, dict[str, int]]] = []
+    for part in layout:
+        c = part.chunk
         sig: dict[str, int] = {}
         if top_bm25 and c.chunk_id in bm25:
             sig["bm25"] = bm25[c.chunk_id] * 1000 // top_bm25
-        if c.symbol and "span_names" not in off:
-            sig["names"] = min(3, len(_parts(c.symbol) & terms)) * 1000 // 3
-        if terms and "span_body" not in off:
-            sig["body"] = len(terms & words) * 1000 // len(terms)
+        if part.parts is not None and names_on:
+            sig["names"] = min(3, len(part.parts & terms)) * 1000 // 3
+        if body_on:
+            sig["body"] = len(terms & part.words) * 1000 // len(terms)
         if diff_words:
-            used = sum(1 for w in diff_words if w.lower() in words)
-            sig["uses"] = used * 1000 // len(diff_words)
-        if index == 0 or c.kind == "module":
+            words = part.words
+            sig["uses"] = sum(1 for w in diff_words if w in words) * 1000 // len(diff_words)
+        if part.head:
             sig["head"] = 1000
         if c.chunk_id in quoted_chunks:
             sig["quoted"] = 1000
         score = min(1000, sum(weights.get(k, 0) * v for k, v in sig.items()) // 1000)
-        if c.kind in _CONTAINERS:
+        if part.container:
             score = score * 600 // 1000  # a class's own lines: header and fields
-        out.append(
-            Span(
-                file.path,
-                c.start_line,
-                c.end_line,
-                c.symbol,
-                c.kind,
-                own,
-                frame,
-                score,
-                tuple(sorted(sig.items())),
-                c.chunk_id,
-                c.tokens,
-            )
+        scored.append((score, part, sig))
+    # the best by a total key (nsmallest is sorted()[:limit]); spans are built only for them
+    if limit is not None and limit < len(scored):
+        best = heapq.nsmallest(limit, scored, key=_span_key)
+    else:
+        best = sorted(scored, key=_span_key)
+    return tuple(
+        Span(
+            file.path,
+            part.chunk.start_line,
+            part.chunk.end_line,
+            part.chunk.symbol,
+            part.chunk.kind,
+            part.own,
+            part.frame,
+            score,
+            tuple(sorted(sig.items())),
+            part.chunk.chunk_id,
+            part.chunk.tokens,
         )
-    out.sort(key=lambda s: (-s.score, s.start, s.chunk_id))
-    return tuple(out)
+        for score, part, sig in best
+    )

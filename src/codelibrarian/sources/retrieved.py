@@ -151,11 +151,12 @@ class RetrievedSource:
             rank,
             quoted_chunks=rank_files(ctx).quoted_chunks,
             shared=ctx.memo.setdefault("shared", {}),
+            limit=_SPANS_PER_FILE,
         )
         share = rank.score * 1000 // best if best else 0
         return [
             (share * (350 + 650 * span.score // 1000) // 1000, rank.path, span)
-            for span in spans[:_SPANS_PER_FILE]
+            for span in spans
         ]
 
     @staticmethod
