@@ -30,10 +30,11 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Generic, Literal, Protocol, TypeVar
 
 from ..errors import UsageError
-from .determinism import digest
+from .determinism import digest, digest_json
 from .types import Candidate
 
 __all__ = [
@@ -71,9 +72,20 @@ INVALIDATION_TRIGGERS: tuple[str, ...] = (
 
 
 def candidate_digest(candidates: Iterable[Candidate]) -> str:
-    """Order-independent digest of every output-relevant field, content hashes included."""
-    shapes = sorted((c.shape() for c in candidates), key=repr)
-    return digest(shapes)
+    """Order-independent digest of every output-relevant field, content hashes included.
+
+    ``digest`` of the shapes sorted by their ``repr``: the JSON list is joined from
+    each candidate's kept shape JSON, and the order comes from the ids' ``repr``
+    (a shape's ``repr`` starts with its id's) unless two ids tie or one's ``repr``
+    is a prefix of the next one's, when the whole shapes decide as before.
+    """
+    cands = list(candidates)
+    keyed = sorted(((repr(c.id), c) for c in cands), key=lambda kc: kc[0])
+    if all(not b[0].startswith(a[0]) for a, b in pairwise(keyed)):
+        ordered = [c for _, c in keyed]
+    else:
+        ordered = sorted(cands, key=lambda c: repr(c.shape()))
+    return digest_json("[" + ",".join(c.shape_json() for c in ordered) + "]")
 
 
 @dataclass(frozen=True, slots=True)
