@@ -27,7 +27,7 @@ argument (epoch seconds); the cache never reads a clock.
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from itertools import pairwise
@@ -74,17 +74,25 @@ INVALIDATION_TRIGGERS: tuple[str, ...] = (
 def candidate_digest(candidates: Iterable[Candidate]) -> str:
     """Order-independent digest of every output-relevant field, content hashes included.
 
-    ``digest`` of the shapes sorted by their ``repr``: the JSON list is joined from
-    each candidate's kept shape JSON, and the order comes from the ids' ``repr``
-    (a shape's ``repr`` starts with its id's) unless two ids tie or one's ``repr``
-    is a prefix of the next one's, when the whole shapes decide as before.
+    ``digest`` of the shapes sorted by their ``repr``. The JSON list is joined from
+    each candidate's kept shape JSON; the order comes from the ids' ``repr`` (a
+    shape's ``repr`` starts with its id's, and no id's ``repr`` is a prefix of
+    another's, which is checked), the whole shapes' ``repr`` only among equal ids.
     """
     cands = list(candidates)
-    keyed = sorted(((repr(c.id), c) for c in cands), key=lambda kc: kc[0])
-    if all(not b[0].startswith(a[0]) for a, b in pairwise(keyed)):
-        ordered = [c for _, c in keyed]
-    else:
+    ids = [repr(c.id) for c in cands]
+    seen = Counter(ids)
+    keyed = sorted(
+        (
+            (i, repr(c.shape()) if seen[i] > 1 else "", n)
+            for n, (i, c) in enumerate(zip(ids, cands, strict=True))
+        ),
+        key=lambda k: (k[0], k[1]),
+    )
+    if any(b[0] != a[0] and b[0].startswith(a[0]) for a, b in pairwise(keyed)):
         ordered = sorted(cands, key=lambda c: repr(c.shape()))
+    else:
+        ordered = [cands[n] for _, _, n in keyed]
     return digest_json("[" + ",".join(c.shape_json() for c in ordered) + "]")
 
 
