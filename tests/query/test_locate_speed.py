@@ -8,6 +8,7 @@ property compares the fast path with the plain one on drawn inputs.
 
 from __future__ import annotations
 
+import heapq
 import random
 from typing import Any
 
@@ -155,3 +156,32 @@ def test_span_limit_is_a_prefix_of_the_full_ranking(seed: int, limit: int, diff:
     )
     keys = [(-s.score, s.start, s.chunk_id) for s in full]
     assert keys == sorted(keys)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(edge, min_size=1, max_size=80),
+    st.dictionaries(st.sampled_from(NODES), st.integers(0, 1000), max_size=5),
+    st.frozensets(st.sampled_from(NODES), max_size=4),
+    st.integers(1, 14),
+)
+def test_graph_signal_is_the_normalized_ranking(
+    edges: list[tuple[str, str, int]], seeds: dict[str, int], excluded: frozenset[str], best: int
+) -> None:
+    combined = combine({"ref": edges})
+    if not combined:
+        return
+    store: Any = _GraphStore(pack(combined))
+    ranks = locate.pagerank(store, {}, seeds)
+    normalized = locate._normalize({p: r for p, r in ranks.items() if p not in excluded})
+    was = locate._GRAPH_CANDIDATES
+    locate._GRAPH_CANDIDATES = best  # the cut, at a size these small graphs reach
+    try:
+        got = locate._graph_signal(store, {}, seeds, excluded)
+    finally:
+        locate._GRAPH_CANDIDATES = was
+    assert got[0] == ranks
+    assert got[1] == {p: v for p, v in normalized.items() if v}
+    assert got[2] == [
+        p for p, _ in heapq.nsmallest(best, normalized.items(), key=locate._best_first)
+    ]

@@ -30,6 +30,7 @@ Weights were fitted on the tuning repositories of benchmarks/ctxbench.md
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import posixpath
 import re
@@ -291,12 +292,17 @@ def pagerank(store: Storage, shared: dict[str, Any], seeds: Mapping[str, int]) -
     inflow edge by edge in the packed order, so the floats, and the rounded
     answer, are the same on every run.
     """
+    g = _graph(store, shared)
+    if not g.order:
+        return {}
+    return dict(zip(g.order, _pagerank_ppm(g, seeds).tolist(), strict=True))
+
+
+def _pagerank_ppm(g: _Graph, seeds: Mapping[str, int]) -> np.ndarray:
+    """:func:`pagerank` over the node order of ``g``, as an int64 array."""
     import numpy as np
 
-    g = _graph(store, shared)
     n = len(g.order)
-    if n == 0:
-        return {}
     p = np.zeros(n, dtype=np.float64)
     for name in sorted(seeds):
         i = g.index.get(name)
@@ -316,8 +322,38 @@ def pagerank(store: Storage, shared: dict[str, Any], seeds: Mapping[str, int]) -
         r = nxt
         if delta < 1e-9:
             break
-    ppm = np.rint(r * 1_000_000).astype(np.int64)
-    return dict(zip(g.order, ppm.tolist(), strict=True))
+    return np.rint(r * 1_000_000).astype(np.int64)
+
+
+def _graph_signal(
+    store: Storage, shared: dict[str, Any], seeds: Mapping[str, int], excluded: Iterable[str]
+) -> tuple[dict[str, int], dict[str, int], list[str]]:
+    """PageRank in ppm for every file, the graph signal (``_normalize`` of the ranks of
+    the files not ``excluded``; zeros left out) and the best :data:`_GRAPH_CANDIDATES`
+    files by ``(-signal, path)``, computed over arrays."""
+    import numpy as np
+
+    g = _graph(store, shared)
+    if not g.order:
+        return {}, {}, []
+    ppm = _pagerank_ppm(g, seeds)
+    ranks = dict(zip(g.order, ppm.tolist(), strict=True))
+    keep = np.ones(len(g.order), dtype=bool)
+    for name in excluded:
+        i = g.index.get(name)
+        if i is not None:
+            keep[i] = False
+    kept = np.flatnonzero(keep)
+    values = ppm[kept]
+    top = int(values.max()) if len(values) else 0
+    signal = values * 1000 // top if top > 0 else np.zeros(len(values), dtype=np.int64)
+    # the node order is the paths' sorted order: a stable sort by -signal keeps it on ties
+    best = kept[np.argsort(-signal, kind="stable")[:_GRAPH_CANDIDATES]]
+    nonzero = np.flatnonzero(signal)
+    graph = dict(
+        zip([g.order[i] for i in kept[nonzero].tolist()], signal[nonzero].tolist(), strict=True)
+    )
+    return ranks, graph, [g.order[i] for i in best.tolist()]
 
 
 # ---------------------------------------------------------------------- locate
@@ -441,8 +477,11 @@ def locate(
     seeds: dict[str, int] = dict.fromkeys(sorted(changed | explicit), 1000)
     for path in sorted(text, key=lambda p: (-text[p], p))[:_SEEDS_FROM_TEXT]:
         seeds[path] = max(seeds.get(path, 0), 1, text[path])
-    ranks = pagerank(store, shared, seeds) if "graph" not in off else {}
-    graph = _normalize({p: r for p, r in ranks.items() if p not in changed and p not in explicit})
+    ranks: dict[str, int] = {}
+    graph: dict[str, int] = {}
+    graph_best: list[str] = []
+    if "graph" not in off:
+        ranks, graph, graph_best = _graph_signal(store, shared, seeds, changed | explicit)
     cochange: dict[str, int] = {}
     if changed and "cochange" not in off:
         for a, b, w in _memo(shared, "locate.cochange", lambda: store.edges("cochange")):
@@ -480,7 +519,7 @@ def locate(
     }
     pool = set(text) | set(exact) | set(quoted_files) | set(cochange) | set(callers)
     # the best by a total key: nsmallest is sorted()[:k] without sorting every file
-    pool |= {p for p, _ in heapq.nsmallest(_GRAPH_CANDIDATES, graph.items(), key=_best_first)}
+    pool |= set(graph_best)
     pool |= explicit
     if names_raw:
         pool |= {p for p, _ in heapq.nsmallest(50, names_raw.items(), key=_best_first)}
@@ -547,14 +586,20 @@ SPAN_WEIGHTS: Mapping[str, Mapping[str, int]] = {
 _CONTAINERS = frozenset({"class", "interface", "struct", "trait", "enum", "object", "module"})
 
 
-def _own_ranges(chunk: Chunk, chunks: Sequence[Chunk]) -> tuple[tuple[int, int], ...]:
-    """The lines of ``chunk`` not covered by a chunk nested inside it, as ranges."""
+def _own_ranges(
+    chunk: Chunk, ordered: Sequence[Chunk], starts: Sequence[int]
+) -> tuple[tuple[int, int], ...]:
+    """The lines of ``chunk`` not covered by a chunk nested inside it, as ranges.
+
+    ``ordered`` are the file's chunks by first line and ``starts`` their first
+    lines, so only the chunks starting inside ``chunk`` are looked at.
+    """
+    lo = bisect.bisect_left(starts, chunk.start_line)
+    hi = bisect.bisect_right(starts, chunk.end_line)
     inner = sorted(
         (c.start_line, c.end_line)
-        for c in chunks
-        if c is not chunk
-        and chunk.start_line <= c.start_line
-        and c.end_line <= chunk.end_line
+        for c in ordered[lo:hi]
+        if c.end_line <= chunk.end_line
         and (c.start_line, c.end_line) != (chunk.start_line, chunk.end_line)
     )
     out: list[tuple[int, int]] = []
@@ -594,9 +639,11 @@ def _layout(store: Storage, path: str, chunks: Sequence[Chunk] | None) -> _Layou
         return ()
     symbols = {s.name: s for s in store.symbols(path=path)}
     out = []
-    for index, c in enumerate(sorted(rows, key=lambda c: (c.start_line, c.end_line, c.chunk_id))):
+    ordered = sorted(rows, key=lambda c: (c.start_line, c.end_line, c.chunk_id))
+    starts = [c.start_line for c in ordered]
+    for index, c in enumerate(ordered):
         container = c.kind in _CONTAINERS
-        own = _own_ranges(c, rows) if container else ((c.start_line, c.end_line),)
+        own = _own_ranges(c, ordered, starts) if container else ((c.start_line, c.end_line),)
         if not own:
             continue
         frame: tuple[int, ...] = ()
