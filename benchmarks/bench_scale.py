@@ -36,6 +36,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
@@ -128,21 +129,28 @@ print(json.dumps(times))
 """
 
 
-def warm_compose(root: Path, tasks: list[str], src: Path | None = None) -> list[float]:
-    """Warm compositions in a fresh process (``src`` first on PYTHONPATH when given,
-    else this checkout's), a ``Librarian`` kept open as the resident server keeps it."""
+def run_side(script: str, args: list[str], src: Path | None, what: str) -> Any:
+    """Run ``script`` in a fresh interpreter with ``src`` (else this checkout's ``src/``)
+    first on PYTHONPATH; returns its last line of output, read as JSON."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env["PYTHONPATH"] = str(src if src is not None else REPO / "src")
     done = subprocess.run(
-        [PYTHON, "-P", "-c", _WARM, str(root), json.dumps(tasks)],
+        [PYTHON, "-P", "-c", script, *args],
         env=env,
         capture_output=True,
         text=True,
         check=False,
     )
     if done.returncode != 0:
-        raise SystemExit(f"warm compose failed: {done.stderr[-2000:]}")
-    return [float(t) for t in json.loads(done.stdout.strip().splitlines()[-1])]
+        raise SystemExit(f"{what} failed: {done.stderr[-2000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def warm_compose(root: Path, tasks: list[str], src: Path | None = None) -> list[float]:
+    """Warm compositions in a fresh process (``src`` first on PYTHONPATH when given,
+    else this checkout's), a ``Librarian`` kept open as the resident server keeps it."""
+    times = run_side(_WARM, [str(root), json.dumps(tasks)], src, "warm compose")
+    return [float(t) for t in times]
 
 
 def warm_ab(root: Path, tasks: list[str], baseline: Path | None) -> dict[str, list[float]]:

@@ -17,14 +17,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "benchmarks"))
-from bench_scale import tasks_for  # noqa: E402
+from bench_scale import run_side, tasks_for  # noqa: E402
 
 _SIDE = r"""
 import hashlib, json, os, sys
@@ -70,18 +69,7 @@ def _jobs(repo: Path, n_tasks: int, n_diffs: int, budgets: list[int]) -> list[li
 
 
 def _side(repo: Path, src: Path, jobs: list[list[object]]) -> list[dict[str, object]]:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env["PYTHONPATH"] = str(src)
-    done = subprocess.run(
-        [sys.executable, "-P", "-c", _SIDE, str(repo), json.dumps(jobs)],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise SystemExit(f"compose with {src} failed: {done.stderr[-2000:]}")
-    return list(json.loads(done.stdout.strip().splitlines()[-1]))
+    return list(run_side(_SIDE, [str(repo), json.dumps(jobs)], src, f"compose with {src}"))
 
 
 def main() -> int:

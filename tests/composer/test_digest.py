@@ -11,26 +11,15 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from codelibrarian.composer import KINDS, LANES, Candidate, candidate_digest
+from codelibrarian.composer import Candidate, candidate_digest
 from codelibrarian.composer.determinism import canonical_json, digest
 
-from .strategies import PATHS, build_candidate, candidate_lists
+from .strategies import candidate_lists, candidates_with
 
 #: ids that tie, prefix one another (``id`` / ``id0`` / ``id01``) or need escaping
 AWKWARD_IDS = ("id", "id0", "id01", "id01'", 'a"b', "a'b", "a\\", "a\\'", "ü", "id01 ")
 
-awkward = st.lists(
-    st.builds(
-        build_candidate,
-        st.sampled_from(AWKWARD_IDS),
-        st.sampled_from(KINDS),
-        st.sampled_from(LANES),
-        st.sampled_from(PATHS),
-        st.one_of(st.none(), st.integers(0, 400)),
-        st.integers(0, 2**32),
-    ),
-    max_size=12,
-)
+awkward = st.lists(candidates_with(AWKWARD_IDS), max_size=12)
 
 
 def _reference(candidates: list[Candidate]) -> str:
