@@ -155,8 +155,7 @@ class RetrievedSource:
         )
         share = rank.score * 1000 // best if best else 0
         return [
-            (share * (350 + 650 * span.score // 1000) // 1000, rank.path, span)
-            for span in spans
+            (share * (350 + 650 * span.score // 1000) // 1000, rank.path, span) for span in spans
         ]
 
     @staticmethod
