@@ -19,9 +19,10 @@ process and its workers; then ``--calls`` warm compositions in one process (a
 composes for real; tasks built from the sample's own directory names), p50 and p95.
 
 ``--baseline-src``: the warm compositions (wall and CPU time of each call) also run
-with another checkout's ``src/`` first on ``PYTHONPATH`` (e.g. main's), on the same index (it must read the same
-schema), alternated with this checkout's in two rounds of half the calls each: an
-A/B in the same minutes. Each side runs in its own process, ``Librarian`` kept open.
+with another checkout's ``src/`` first on ``PYTHONPATH`` (e.g. main's), on the same
+index (it must read the same schema), alternated with this checkout's in two rounds
+of half the calls each: an A/B in the same minutes. Each side runs in its own
+process, ``Librarian`` kept open.
 """
 
 from __future__ import annotations
