@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from codelibrarian.index import graph, graphdelta
 from codelibrarian.index.indexer import index_workspace
 from codelibrarian.index.store import open_store
-from tests.helpers import make_repo, write_files
+from tests.helpers import commit_all, make_repo, write_files
 
 #: a small vocabulary so that files share names: definers, referrers, crowded names
 NAMES = ("load", "save", "parse_header", "render", "Client", "retry_after", "_cache")
@@ -43,6 +43,8 @@ modules = st.builds(
     st.frozensets(st.integers(0, len(FILES) - 1), max_size=2),
 )
 edits = st.lists(st.tuples(st.sampled_from(FILES), modules), min_size=1, max_size=2)
+#: a step: files rewritten, then committed or not (a commit brings co-change rows)
+steps_ = st.tuples(edits, st.booleans())
 
 
 def _cached_equals_full(repo: Path) -> None:
@@ -66,22 +68,24 @@ def _cached_equals_full(repo: Path) -> None:
 )
 @given(
     start=st.lists(modules, min_size=len(FILES), max_size=len(FILES)),
-    steps=st.lists(edits, min_size=1, max_size=4),
+    steps=st.lists(steps_, min_size=1, max_size=4),
     crowded=st.integers(1, 4),
 )
 def test_graphs_after_edits_equal_a_full_build(
     tmp_path_factory: pytest.TempPathFactory,
     monkeypatch: pytest.MonkeyPatch,
     start: list[str],
-    steps: list[list[tuple[str, str]]],
+    steps: list[tuple[list[tuple[str, str]], bool]],
     crowded: int,
 ) -> None:
     # a low limit, so that names cross "defined by too many files" both ways
     monkeypatch.setattr(graph, "MAX_DEFINERS", crowded)
     repo = make_repo(tmp_path_factory.mktemp("g"), dict(zip(FILES, start, strict=True)))
     index_workspace(repo)
-    for step in steps:
+    for n, (step, commit) in enumerate(steps):
         write_files(repo, dict(step))
+        if commit:
+            commit_all(repo, f"step {n}")
         index_workspace(repo)
         _cached_equals_full(repo)
 

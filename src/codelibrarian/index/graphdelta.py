@@ -10,22 +10,23 @@ so it paid that on nearly every call.
 
 A file's outgoing edges depend only on its own references and imports, on who defines
 each name it references (and how many files do), and on its co-change rows. So after
-files ``F`` change content (none came or went, the co-change history is the same):
+files ``F`` change content (none came or went):
 
 * the names whose set of defining files changed are ``N``: for each file of ``F``, its
   defined names before (kept in a *basis* beside the cached graphs) and now,
   symmetric difference; names defined by more than ``graph.MAX_DEFINERS`` files both
   before and after carry no edges either way and are dropped from ``N``;
 * the sources to re-derive are ``S = F`` plus every file referencing a name of ``N``,
-  plus every file whose resolved import edges differ from the basis;
+  plus every file whose resolved import or co-change rows differ from the basis (a
+  checkout at another commit brings a new co-change history);
 * the rows of ``S`` are derived exactly as the full build derives them (the same
   ``graph`` functions over the same rows, restricted to those sources), every other row
   is kept, and the result is packed in the same sorted order.
 
 The result is byte-identical to a full rebuild (a property test compares them over
-random edit sequences). Files added or removed (imports re-resolve), a new co-change
-history, a missing or unreadable basis, or a change touching more than a third of the
-files fall back to the full build.
+random edit sequences). Files added or removed (imports re-resolve), a missing or
+unreadable basis, or a change reaching more than a third of the files fall back to the
+full build.
 """
 
 from __future__ import annotations
@@ -39,10 +40,10 @@ from dataclasses import dataclass
 
 from . import graph
 
-__all__ = ["Basis", "Derived", "build", "import_edges", "unpack", "update"]
+__all__ = ["Basis", "Derived", "build", "cochange_edges", "import_edges", "unpack", "update"]
 
 #: format of a stored basis; a different value is ignored (full rebuild)
-_BASIS_VERSION = 1
+_BASIS_VERSION = 2
 #: above this share of the files (per-mille) re-deriving costs more than rebuilding
 _MAX_SHARE_PERMILLE = 333
 #: SQLite's default limit on bound parameters is far above; chunks keep queries small
@@ -55,28 +56,30 @@ Edges = list[tuple[str, str, int]]
 class Basis:
     """What the cached graphs were derived from, enough to tell what an edit changed."""
 
-    cochange_key: str
     #: path -> content hash
     hashes: dict[str, str]
     #: path -> the names it defines, sorted
     defs: dict[str, tuple[str, ...]]
     #: the import edges, as ``store.edges("import")`` returns them
     imports: Edges
+    #: the co-change edges, as ``store.edges("cochange")`` returns them
+    cochange: Edges
 
     def dump(self) -> bytes:
-        return marshal.dumps(
-            (_BASIS_VERSION, self.cochange_key, self.hashes, self.defs, self.imports)
-        )
+        return marshal.dumps((_BASIS_VERSION, self.hashes, self.defs, self.imports, self.cochange))
 
     @classmethod
     def load(cls, data: bytes) -> Basis | None:
         try:
-            version, key, hashes, defs, imports = marshal.loads(data)
+            version, *fields = marshal.loads(data)
         except (ValueError, TypeError, EOFError):
             return None
-        if version != _BASIS_VERSION:
+        if version != _BASIS_VERSION or len(fields) != 4:
             return None
-        return cls(str(key), dict(hashes), dict(defs), [tuple(e) for e in imports])
+        hashes, defs, imports, cochange = fields
+        return cls(
+            dict(hashes), dict(defs), [tuple(e) for e in imports], [tuple(e) for e in cochange]
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,9 +104,10 @@ def _marks(group: list[str]) -> str:
     return ", ".join("?" * len(group))
 
 
-def _cochange_key(conn: sqlite3.Connection) -> str:
-    row = conn.execute("SELECT value FROM meta WHERE key = 'cochange_key'").fetchone()
-    return "" if row is None else str(row[0])
+def cochange_edges(conn: sqlite3.Connection) -> Edges:
+    """The co-change edges ``(src, dst, shared commits)``, sorted."""
+    rows = conn.execute("SELECT src, dst, weight FROM cochange ORDER BY src, dst")
+    return [(r[0], r[1], int(r[2])) for r in rows]
 
 
 def import_edges(conn: sqlite3.Connection) -> Edges:
@@ -169,16 +173,6 @@ def _references_of(conn: sqlite3.Connection, paths: Collection[str]) -> list[tup
     return out
 
 
-def _cochange_of(conn: sqlite3.Connection, paths: Collection[str]) -> Edges:
-    out: Edges = []
-    for group in _chunks(paths):
-        rows = conn.execute(
-            f"SELECT src, dst, weight FROM cochange WHERE src IN ({_marks(group)})", group
-        )
-        out.extend((r[0], r[1], int(r[2])) for r in rows)
-    return sorted(out)
-
-
 # ---------------------------------------------------------------- build
 
 
@@ -205,18 +199,15 @@ def build(conn: sqlite3.Connection) -> Derived:
     ref = graph.reference_edges(defs, refs)
     del defs
     imports = import_edges(conn)
-    cochange = [
-        (r[0], r[1], int(r[2]))
-        for r in conn.execute("SELECT src, dst, weight FROM cochange ORDER BY src, dst")
-    ]
+    cochange = cochange_edges(conn)
     ref_packed = graph.pack(ref)
     combined = graph.pack(_both(ref, imports, cochange)[0])
-    del ref, cochange
+    del ref
     basis = Basis(
-        _cochange_key(conn),
         hashes,
         {p: tuple(sorted(names)) for p, names in sorted(by_file.items())},
         imports,
+        cochange,
     )
     return Derived(combined, ref_packed, basis)
 
@@ -224,24 +215,33 @@ def build(conn: sqlite3.Connection) -> Derived:
 # ---------------------------------------------------------------- update
 
 
-def _sources_to_redo(
-    conn: sqlite3.Connection, basis: Basis
-) -> tuple[set[str], dict[str, set[str]], Edges] | None:
-    """``(S, new defs of the changed files, current import edges)``, or None when only a
-    full build is right (files came or went, new co-change history, too much changed)."""
-    if _cochange_key(conn) != basis.cochange_key:
-        return None
+def _moved(before: Edges, after: Edges) -> set[str]:
+    """Sources whose rows differ between two sorted edge lists."""
+    rows: tuple[dict[str, list[tuple[str, str, int]]], ...] = ({}, {})
+    for edges, into in zip((before, after), rows, strict=True):
+        for edge in edges:
+            into.setdefault(edge[0], []).append(edge)
+    return {p for p in rows[0].keys() | rows[1].keys() if rows[0].get(p) != rows[1].get(p)}
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    redo: set[str]
+    #: the changed files' defined names now
+    defs: dict[str, set[str]]
+    imports: Edges
+    cochange: Edges
+
+
+def _plan(conn: sqlite3.Connection, basis: Basis) -> _Plan | None:
+    """What to re-derive, or None when only a full build is right (files came or went,
+    or too much changed)."""
     hashes = dict(conn.execute("SELECT path, content_hash FROM files"))
     if hashes.keys() != basis.hashes.keys():
         return None
     changed = {p for p, h in hashes.items() if basis.hashes[p] != h}
-    imports = import_edges(conn)
-    before: dict[str, list[tuple[str, str, int]]] = {}
-    after: dict[str, list[tuple[str, str, int]]] = {}
-    for rows, into in ((basis.imports, before), (imports, after)):
-        for edge in rows:
-            into.setdefault(edge[0], []).append(edge)
-    moved = {p for p in before.keys() | after.keys() if before.get(p) != after.get(p)}
+    imports, cochange = import_edges(conn), cochange_edges(conn)
+    moved = _moved(basis.imports, imports) | _moved(basis.cochange, cochange)
     if (len(changed) + len(moved)) * 1000 > len(hashes) * _MAX_SHARE_PERMILLE:
         return None
     now = _defs_of_files(conn, changed)
@@ -265,7 +265,7 @@ def _sources_to_redo(
     redo = changed | moved | _referrers(conn, relevant)
     if len(redo) * 1000 > len(hashes) * _MAX_SHARE_PERMILLE:
         return None
-    return redo, now, imports
+    return _Plan(redo, now, imports, cochange)
 
 
 def _splice(old: graph.PackedGraph, redo: set[str], rows: Edges) -> graph.PackedGraph:
@@ -310,20 +310,23 @@ def _splice(old: graph.PackedGraph, redo: set[str], rows: Edges) -> graph.Packed
 def update(conn: sqlite3.Connection, old: Derived) -> Derived | None:
     """``old`` brought up to the index's current content, or None when only a full
     :func:`build` is right (see the module docstring)."""
-    plan = _sources_to_redo(conn, old.basis)
+    plan = _plan(conn, old.basis)
     if plan is None:
         return None
-    redo, now, imports = plan
+    redo = plan.redo
     refs = _references_of(conn, redo)
     defs = _definitions_of_names(conn, {name for _, name, _ in refs})
     ref = graph.reference_edges(defs, refs)
-    imp = [e for e in imports if e[0] in redo]
-    combined, ref_only = _both(ref, imp, _cochange_of(conn, redo))
+    combined, ref_only = _both(
+        ref,
+        [e for e in plan.imports if e[0] in redo],
+        [e for e in plan.cochange if e[0] in redo],
+    )
     hashes = dict(conn.execute("SELECT path, content_hash FROM files"))
     kept = dict(old.basis.defs)
-    for path, names in now.items():
+    for path, names in plan.defs.items():
         kept[path] = tuple(sorted(names))
-    basis = Basis(old.basis.cochange_key, hashes, dict(sorted(kept.items())), imports)
+    basis = Basis(hashes, dict(sorted(kept.items())), plan.imports, plan.cochange)
     return Derived(_splice(old.combined, redo, combined), _splice(old.ref, redo, ref_only), basis)
 
 

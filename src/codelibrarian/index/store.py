@@ -365,8 +365,7 @@ class SqliteStore:
         if kind not in EDGE_KINDS:
             raise ValueError(f"unknown edge kind {kind!r}; kinds are {', '.join(EDGE_KINDS)}")
         if kind == "cochange":
-            rows = self._conn.execute("SELECT src, dst, weight FROM cochange ORDER BY src, dst")
-            return [(r[0], r[1], int(r[2])) for r in rows]
+            return graphdelta.cochange_edges(self._conn)
         if kind == "import":
             return graphdelta.import_edges(self._conn)
         return self._ref_edges()
