@@ -18,10 +18,11 @@ process and its workers; then ``--calls`` warm compositions in one process (a
 ``Librarian`` kept open, as the resident server keeps it; cache off, so each call
 composes for real; tasks built from the sample's own directory names), p50 and p95.
 
-``--baseline-src``: the warm compositions also run with another checkout's ``src/``
-first on ``PYTHONPATH`` (e.g. main's), on the same index (it must read the same
-schema), alternated with this checkout's in two rounds of half the calls each: an
-A/B in the same minutes. Each side runs in its own process, ``Librarian`` kept open.
+``--baseline-src``: the warm compositions (wall and CPU time of each call) also run
+with another checkout's ``src/`` first on ``PYTHONPATH`` (e.g. main's), on the same
+index (it must read the same schema), alternated with this checkout's in two rounds
+of half the calls each: an A/B in the same minutes. Each side runs in its own
+process, ``Librarian`` kept open.
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 PYTHON = sys.executable
@@ -117,36 +119,50 @@ import json, os, sys, time
 os.environ["LIBRARIAN_NO_RESIDENT"] = "1"
 from codelibrarian.api import Librarian
 root, tasks = sys.argv[1], json.loads(sys.argv[2])
-times = []
+times, cpu = [], []
 with Librarian(root) as lib:
     lib.compose("warm the caches", budget=8000, use_cache=False)
     for task in tasks:
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         lib.compose(task, budget=8000, use_cache=False)
         times.append(time.perf_counter() - start)
-print(json.dumps(times))
+        cpu.append(time.process_time() - start_cpu)
+print(json.dumps({"wall": times, "cpu": cpu}))
 """
 
+#: the CPU seconds of each warm call (this process only), by side, of the last warm_ab
+WARM_CPU: dict[str, list[float]] = {}
 
-def warm_compose(root: Path, tasks: list[str], src: Path | None = None) -> list[float]:
-    """Warm compositions in a fresh process (``src`` first on PYTHONPATH when given,
-    else this checkout's), a ``Librarian`` kept open as the resident server keeps it."""
+
+def run_side(script: str, args: list[str], src: Path | None, what: str) -> Any:
+    """Run ``script`` in a fresh interpreter with ``src`` (else this checkout's ``src/``)
+    first on PYTHONPATH; returns its last line of output, read as JSON."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env["PYTHONPATH"] = str(src if src is not None else REPO / "src")
     done = subprocess.run(
-        [PYTHON, "-P", "-c", _WARM, str(root), json.dumps(tasks)],
+        [PYTHON, "-P", "-c", script, *args],
         env=env,
         capture_output=True,
         text=True,
         check=False,
     )
     if done.returncode != 0:
-        raise SystemExit(f"warm compose failed: {done.stderr[-2000:]}")
-    return [float(t) for t in json.loads(done.stdout.strip().splitlines()[-1])]
+        raise SystemExit(f"{what} failed: {done.stderr[-2000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def warm_compose(root: Path, tasks: list[str], src: Path | None = None) -> list[float]:
+    """Warm compositions in a fresh process (``src`` first on PYTHONPATH when given,
+    else this checkout's), a ``Librarian`` kept open as the resident server keeps it."""
+    got = run_side(_WARM, [str(root), json.dumps(tasks)], src, "warm compose")
+    WARM_CPU.setdefault("baseline" if src is not None else "this", []).extend(got["cpu"])
+    return [float(t) for t in got["wall"]]
 
 
 def warm_ab(root: Path, tasks: list[str], baseline: Path | None) -> dict[str, list[float]]:
-    """This checkout's warm times (and the baseline's, alternated in two rounds)."""
+    """This checkout's warm times (and the baseline's, alternated in two rounds);
+    their CPU times are left in :data:`WARM_CPU`."""
+    WARM_CPU.clear()
     if baseline is None:
         return {"this": warm_compose(root, tasks)}
     half = (len(tasks) + 1) // 2
@@ -194,9 +210,11 @@ def main() -> None:
         times = warm["this"]
         if "baseline" in warm:
             base = warm["baseline"]
+            bcpu = WARM_CPU["baseline"]
             print(
                 f"  baseline warm compose at {size}: p50 {statistics.median(base) * 1000:.0f} ms,"
-                f" p95 {p95(base) * 1000:.0f} ms ({len(base)} calls)",
+                f" p95 {p95(base) * 1000:.0f} ms (CPU p50 {statistics.median(bcpu) * 1000:.0f} ms,"
+                f" p95 {p95(bcpu) * 1000:.0f} ms; {len(base)} calls)",
                 flush=True,
             )
         row = {
@@ -211,6 +229,8 @@ def main() -> None:
             "peak_pss_mib": round(pss / 1024),
             "compose_p50_ms": round(statistics.median(times) * 1000),
             "compose_p95_ms": round(p95(times) * 1000),
+            "compose_cpu_p50_ms": round(statistics.median(WARM_CPU["this"]) * 1000),
+            "compose_cpu_p95_ms": round(p95(WARM_CPU["this"]) * 1000),
         }
         rows.append(row)
         print(json.dumps(row), flush=True)

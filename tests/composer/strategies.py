@@ -104,15 +104,20 @@ def build_candidate(  # noqa: PLR0917 - used positionally by st.builds
     )
 
 
-candidates = st.builds(
-    build_candidate,
-    st.sampled_from(IDS),
-    st.sampled_from(KINDS),
-    st.sampled_from(LANES),
-    st.sampled_from(PATHS),
-    st.one_of(st.none(), st.integers(0, 400)),
-    st.integers(0, 2**32),
-)
+def candidates_with(ids: tuple[str, ...]) -> st.SearchStrategy[Candidate]:
+    """Candidates whose ids are drawn from ``ids``."""
+    return st.builds(
+        build_candidate,
+        st.sampled_from(ids),
+        st.sampled_from(KINDS),
+        st.sampled_from(LANES),
+        st.sampled_from(PATHS),
+        st.one_of(st.none(), st.integers(0, 400)),
+        st.integers(0, 2**32),
+    )
+
+
+candidates = candidates_with(IDS)
 candidate_lists = st.lists(candidates, min_size=0, max_size=25)
 
 

@@ -27,13 +27,14 @@ argument (epoch seconds); the cache never reads a clock.
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Generic, Literal, Protocol, TypeVar
 
 from ..errors import UsageError
-from .determinism import digest
+from .determinism import digest, digest_json
 from .types import Candidate
 
 __all__ = [
@@ -71,9 +72,28 @@ INVALIDATION_TRIGGERS: tuple[str, ...] = (
 
 
 def candidate_digest(candidates: Iterable[Candidate]) -> str:
-    """Order-independent digest of every output-relevant field, content hashes included."""
-    shapes = sorted((c.shape() for c in candidates), key=repr)
-    return digest(shapes)
+    """Order-independent digest of every output-relevant field, content hashes included.
+
+    ``digest`` of the shapes sorted by their ``repr``. The JSON list is joined from
+    each candidate's kept shape JSON; the order comes from the ids' ``repr`` (a
+    shape's ``repr`` starts with its id's, and no id's ``repr`` is a prefix of
+    another's, which is checked), the whole shapes' ``repr`` only among equal ids.
+    """
+    cands = list(candidates)
+    ids = [repr(c.id) for c in cands]
+    seen = Counter(ids)
+    keyed = sorted(
+        (
+            (i, repr(c.shape()) if seen[i] > 1 else "", n)
+            for n, (i, c) in enumerate(zip(ids, cands, strict=True))
+        ),
+        key=lambda k: (k[0], k[1]),
+    )
+    if any(b[0] != a[0] and b[0].startswith(a[0]) for a, b in pairwise(keyed)):
+        ordered = sorted(cands, key=lambda c: repr(c.shape()))
+    else:
+        ordered = [cands[n] for _, _, n in keyed]
+    return digest_json("[" + ",".join(c.shape_json() for c in ordered) + "]")
 
 
 @dataclass(frozen=True, slots=True)

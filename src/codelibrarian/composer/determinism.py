@@ -51,4 +51,9 @@ def canonical_json(obj: Any) -> str:
 
 def digest(obj: Any, *, length: int = 32) -> str:
     """sha256 hex of ``canonical_json(obj)``, truncated to ``length`` characters."""
-    return hashlib.sha256(canonical_json(obj).encode("utf-8", "surrogatepass")).hexdigest()[:length]
+    return digest_json(canonical_json(obj), length=length)
+
+
+def digest_json(text: str, *, length: int = 32) -> str:
+    """:func:`digest` of a value whose canonical JSON is ``text`` (already serialized)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:length]

@@ -14,7 +14,7 @@ from typing import Any
 
 from .budget import budget_to_dict
 from .cache import COMPOSER_VERSION
-from .determinism import digest
+from .determinism import digest, digest_json
 from .types import Candidate, ComposeContext
 
 __all__ = [
@@ -44,7 +44,7 @@ def candidate_snapshot(candidates: list[Candidate] | tuple[Candidate, ...]) -> l
             c.specificity,
             c.risk,
             c.content_hash,
-            digest(c.shape(), length=16),
+            digest_json(c.shape_json(), length=16),
         ]
         for c in candidates
     ]

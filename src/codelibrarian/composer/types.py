@@ -15,6 +15,7 @@ from typing import Literal, NamedTuple
 
 from ..config import LANES
 from ..errors import UsageError
+from .determinism import canonical_json
 
 __all__ = [
     "KINDS",
@@ -233,6 +234,8 @@ class Candidate:
     #: score, lane (in the default lane order) and kind packed into one integer:
     #: the rank key under the default budget (see ``selection``)
     rank_base: int = field(init=False, repr=False, compare=False)
+    #: :meth:`shape_json`, serialized on first use (digests read it two or three times)
+    _shape_json: str | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not self.id:
@@ -287,6 +290,14 @@ class Candidate:
     @property
     def strategy(self) -> ShrinkStrategy:
         return SHRINK_STRATEGIES[self.kind]
+
+    def shape_json(self) -> str:
+        """The canonical JSON of :meth:`shape` (``determinism.canonical_json``), kept."""
+        memo = self._shape_json
+        if memo is None:
+            memo = canonical_json(self.shape())
+            object.__setattr__(self, "_shape_json", memo)
+        return memo
 
     def shape(self) -> tuple[object, ...]:
         """Everything except the body that changes the output (digested into cache keys)."""

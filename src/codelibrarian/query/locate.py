@@ -30,7 +30,7 @@ Weights were fitted on the tuning repositories of benchmarks/ctxbench.md
 
 from __future__ import annotations
 
-import functools
+import bisect
 import heapq
 import posixpath
 import re
@@ -246,12 +246,20 @@ def _languages(store: Storage, shared: dict[str, Any]) -> dict[str, str]:
 
 @dataclass(frozen=True, slots=True)
 class _Graph:
+    """The combined graph as arrays, built once per index generation.
+
+    ``out_edges`` is each node's edge count when the edges are grouped by source in
+    node order (the packed graph's order): a node's rank is then repeated once per
+    edge instead of gathered edge by edge (the same values, in the same order).
+    """
+
     order: tuple[str, ...]
     index: dict[str, int]
     src: np.ndarray
     dst: np.ndarray
     norm: np.ndarray
     dangling: np.ndarray
+    out_edges: np.ndarray | None
 
 
 def _graph(store: Storage, shared: dict[str, Any]) -> _Graph:
@@ -269,19 +277,32 @@ def _graph(store: Storage, shared: dict[str, Any]) -> _Graph:
     wts = np.frombuffer(packed.weight, dtype="<i8").astype(np.float64)
     out = np.bincount(src, weights=wts, minlength=n) if n else np.zeros(0)
     norm = wts / out[src] if len(src) else np.zeros(0)
-    graph = _Graph(order, index, src, dst, norm, out == 0)
+    grouped = bool(np.all(src[1:] >= src[:-1])) if len(src) else False
+    out_edges = np.bincount(src, minlength=n) if grouped else None
+    graph = _Graph(order, index, src, dst, norm, np.flatnonzero(out == 0), out_edges)
     shared["ranking.graph"] = graph
     return graph
 
 
 def pagerank(store: Storage, shared: dict[str, Any], seeds: Mapping[str, int]) -> dict[str, int]:
-    """Personalized PageRank (damping 0.85) in parts per million over the combined graph."""
+    """Personalized PageRank (damping 0.85) in parts per million over the combined graph.
+
+    Power iteration from the seed vector, at most :data:`_PR_ITERATIONS` steps
+    (fewer once a step moves less than 1e-9 in all). Each step sums every node's
+    inflow edge by edge in the packed order, so the floats, and the rounded
+    answer, are the same on every run.
+    """
+    g = _graph(store, shared)
+    if not g.order:
+        return {}
+    return dict(zip(g.order, _pagerank_ppm(g, seeds).tolist(), strict=True))
+
+
+def _pagerank_ppm(g: _Graph, seeds: Mapping[str, int]) -> np.ndarray:
+    """:func:`pagerank` over the node order of ``g``, as an int64 array."""
     import numpy as np
 
-    g = _graph(store, shared)
     n = len(g.order)
-    if n == 0:
-        return {}
     p = np.zeros(n, dtype=np.float64)
     for name in sorted(seeds):
         i = g.index.get(name)
@@ -289,16 +310,50 @@ def pagerank(store: Storage, shared: dict[str, Any], seeds: Mapping[str, int]) -
             p[i] = float(seeds[name])
     total = p.sum()
     p = np.full(n, 1.0 / n) if total <= 0 else p / total
+    restart = 0.15 * p
     r = p.copy()
+    along = np.empty(len(g.src), dtype=np.float64)  # each edge's share of its source's rank
     for _ in range(_PR_ITERATIONS):
-        flow = np.bincount(g.dst, weights=r[g.src] * g.norm, minlength=n)
-        nxt = 0.85 * (flow + r[g.dangling].sum() * p) + 0.15 * p
+        at_src = np.repeat(r, g.out_edges) if g.out_edges is not None else r[g.src]
+        np.multiply(at_src, g.norm, out=along)
+        flow = np.bincount(g.dst, weights=along, minlength=n)
+        nxt = 0.85 * (flow + r[g.dangling].sum() * p) + restart
         delta = float(np.abs(nxt - r).sum())
         r = nxt
         if delta < 1e-9:
             break
-    ppm = np.rint(r * 1_000_000).astype(np.int64)
-    return dict(zip(g.order, ppm.tolist(), strict=True))
+    return np.rint(r * 1_000_000).astype(np.int64)
+
+
+def _graph_signal(
+    store: Storage, shared: dict[str, Any], seeds: Mapping[str, int], excluded: Iterable[str]
+) -> tuple[dict[str, int], dict[str, int], list[str]]:
+    """PageRank in ppm for every file, the graph signal (``_normalize`` of the ranks of
+    the files not ``excluded``; zeros left out) and the best :data:`_GRAPH_CANDIDATES`
+    files by ``(-signal, path)``, computed over arrays."""
+    import numpy as np
+
+    g = _graph(store, shared)
+    if not g.order:
+        return {}, {}, []
+    ppm = _pagerank_ppm(g, seeds)
+    ranks = dict(zip(g.order, ppm.tolist(), strict=True))
+    keep = np.ones(len(g.order), dtype=bool)
+    for name in excluded:
+        i = g.index.get(name)
+        if i is not None:
+            keep[i] = False
+    kept = np.flatnonzero(keep)
+    values = ppm[kept]
+    top = int(values.max()) if len(values) else 0
+    signal = values * 1000 // top if top > 0 else np.zeros(len(values), dtype=np.int64)
+    # the node order is the paths' sorted order: a stable sort by -signal keeps it on ties
+    best = kept[np.argsort(-signal, kind="stable")[:_GRAPH_CANDIDATES]]
+    nonzero = np.flatnonzero(signal)
+    graph = dict(
+        zip([g.order[i] for i in kept[nonzero].tolist()], signal[nonzero].tolist(), strict=True)
+    )
+    return ranks, graph, [g.order[i] for i in best.tolist()]
 
 
 # ---------------------------------------------------------------------- locate
@@ -422,8 +477,11 @@ def locate(
     seeds: dict[str, int] = dict.fromkeys(sorted(changed | explicit), 1000)
     for path in sorted(text, key=lambda p: (-text[p], p))[:_SEEDS_FROM_TEXT]:
         seeds[path] = max(seeds.get(path, 0), 1, text[path])
-    ranks = pagerank(store, shared, seeds) if "graph" not in off else {}
-    graph = _normalize({p: r for p, r in ranks.items() if p not in changed and p not in explicit})
+    ranks: dict[str, int] = {}
+    graph: dict[str, int] = {}
+    graph_best: list[str] = []
+    if "graph" not in off:
+        ranks, graph, graph_best = _graph_signal(store, shared, seeds, changed | explicit)
     cochange: dict[str, int] = {}
     if changed and "cochange" not in off:
         for a, b, w in _memo(shared, "locate.cochange", lambda: store.edges("cochange")):
@@ -461,7 +519,7 @@ def locate(
     }
     pool = set(text) | set(exact) | set(quoted_files) | set(cochange) | set(callers)
     # the best by a total key: nsmallest is sorted()[:k] without sorting every file
-    pool |= {p for p, _ in heapq.nsmallest(_GRAPH_CANDIDATES, graph.items(), key=_best_first)}
+    pool |= set(graph_best)
     pool |= explicit
     if names_raw:
         pool |= {p for p, _ in heapq.nsmallest(50, names_raw.items(), key=_best_first)}
@@ -528,14 +586,20 @@ SPAN_WEIGHTS: Mapping[str, Mapping[str, int]] = {
 _CONTAINERS = frozenset({"class", "interface", "struct", "trait", "enum", "object", "module"})
 
 
-def _own_ranges(chunk: Chunk, chunks: Sequence[Chunk]) -> tuple[tuple[int, int], ...]:
-    """The lines of ``chunk`` not covered by a chunk nested inside it, as ranges."""
+def _own_ranges(
+    chunk: Chunk, ordered: Sequence[Chunk], starts: Sequence[int]
+) -> tuple[tuple[int, int], ...]:
+    """The lines of ``chunk`` not covered by a chunk nested inside it, as ranges.
+
+    ``ordered`` are the file's chunks by first line and ``starts`` their first
+    lines, so only the chunks starting inside ``chunk`` are looked at.
+    """
+    lo = bisect.bisect_left(starts, chunk.start_line)
+    hi = bisect.bisect_right(starts, chunk.end_line)
     inner = sorted(
         (c.start_line, c.end_line)
-        for c in chunks
-        if c is not chunk
-        and chunk.start_line <= c.start_line
-        and c.end_line <= chunk.end_line
+        for c in ordered[lo:hi]
+        if c.end_line <= chunk.end_line
         and (c.start_line, c.end_line) != (chunk.start_line, chunk.end_line)
     )
     out: list[tuple[int, int]] = []
@@ -549,8 +613,23 @@ def _own_ranges(chunk: Chunk, chunks: Sequence[Chunk]) -> tuple[tuple[int, int],
     return tuple(out)
 
 
-#: a file's chunks in line order (with their position), own line ranges and frame lines
-_Layout = tuple[tuple[int, Chunk, tuple[tuple[int, int], ...], tuple[int, ...]], ...]
+@dataclass(frozen=True, slots=True)
+class _Part:
+    """One chunk of a file's span layout and what scoring reads of it (task-independent)."""
+
+    index: int
+    chunk: Chunk
+    own: tuple[tuple[int, int], ...]
+    frame: tuple[int, ...]
+    #: the chunk's lower-cased words and its symbol's name parts (None without a symbol)
+    words: frozenset[str]
+    parts: frozenset[str] | None
+    head: bool
+    container: bool
+
+
+#: a file's chunks in line order, with their own line ranges, frames and words
+_Layout = tuple[_Part, ...]
 
 
 def _layout(store: Storage, path: str, chunks: Sequence[Chunk] | None) -> _Layout:
@@ -560,8 +639,11 @@ def _layout(store: Storage, path: str, chunks: Sequence[Chunk] | None) -> _Layou
         return ()
     symbols = {s.name: s for s in store.symbols(path=path)}
     out = []
-    for index, c in enumerate(sorted(rows, key=lambda c: (c.start_line, c.end_line, c.chunk_id))):
-        own = _own_ranges(c, rows) if c.kind in _CONTAINERS else ((c.start_line, c.end_line),)
+    ordered = sorted(rows, key=lambda c: (c.start_line, c.end_line, c.chunk_id))
+    starts = [c.start_line for c in ordered]
+    for index, c in enumerate(ordered):
+        container = c.kind in _CONTAINERS
+        own = _own_ranges(c, ordered, starts) if container else ((c.start_line, c.end_line),)
         if not own:
             continue
         frame: tuple[int, ...] = ()
@@ -570,14 +652,30 @@ def _layout(store: Storage, path: str, chunks: Sequence[Chunk] | None) -> _Layou
             parent = symbols.get(owner.rsplit(".", 1)[-1])
             if parent is not None and parent.start_line < c.start_line:
                 frame = (parent.start_line,)
-        out.append((index, c, own, frame))
+        out.append(
+            _Part(
+                index,
+                c,
+                own,
+                frame,
+                _words(c.text),
+                _parts(c.symbol) if c.symbol else None,
+                index == 0 or c.kind == "module",
+                container,
+            )
+        )
     return tuple(out)
 
 
-@functools.lru_cache(maxsize=32768)
 def _words(text: str) -> frozenset[str]:
-    """The lower-cased words of a chunk (kept across composes: chunks repeat)."""
+    """The lower-cased words of a chunk."""
+    if text.isascii():  # lower-casing ASCII first finds the same words, lower-cased
+        return frozenset(_WORD.findall(text.lower()))
     return frozenset(w.lower() for w in _WORD.findall(text))
+
+
+def _span_key(item: tuple[int, _Part, dict[str, int]]) -> tuple[int, int, int]:
+    return (-item[0], item[1].chunk.start_line, item[1].chunk.chunk_id)
 
 
 def rank_spans(
@@ -588,11 +686,14 @@ def rank_spans(
     quoted_chunks: frozenset[int] = frozenset(),
     chunks: Sequence[Chunk] | None = None,
     shared: dict[str, Any] | None = None,
+    limit: int | None = None,
 ) -> tuple[Span, ...]:
     """The spans of ``file``, best first, each scored 0..1000 within the file.
 
     ``shared`` (a per-index-generation memo) keeps each file's span layout (its
-    chunks in order, their own line ranges and frames) across composes.
+    chunks in order, their own line ranges, frames and words) across composes.
+    ``limit`` keeps only the best that many (the same as slicing the full answer,
+    without building the spans that would be cut).
     """
     off = request.off
     layouts: dict[str, _Layout] = {} if shared is None else shared.setdefault("locate.spans", {})
@@ -604,44 +705,51 @@ def rank_spans(
     if not layout:
         return ()
     terms = request.terms()
-    diff_words = frozenset(request.diff_words)
+    diff_words = [w.lower() for w in dict.fromkeys(request.diff_words)]
     bm25 = {h.chunk_id: max(0, h.score) for h in file.hits}
     top_bm25 = max(bm25.values(), default=0)
     weights = SPAN_WEIGHTS[request.mode]
-    out: list[Span] = []
-    for index, c, own, frame in layout:
-        words = _words(c.text)
+    names_on = "span_names" not in off
+    body_on = bool(terms) and "span_body" not in off
+    scored: list[tuple[int, _Part, dict[str, int]]] = []
+    for part in layout:
+        c = part.chunk
         sig: dict[str, int] = {}
         if top_bm25 and c.chunk_id in bm25:
             sig["bm25"] = bm25[c.chunk_id] * 1000 // top_bm25
-        if c.symbol and "span_names" not in off:
-            sig["names"] = min(3, len(_parts(c.symbol) & terms)) * 1000 // 3
-        if terms and "span_body" not in off:
-            sig["body"] = len(terms & words) * 1000 // len(terms)
+        if part.parts is not None and names_on:
+            sig["names"] = min(3, len(part.parts & terms)) * 1000 // 3
+        if body_on:
+            sig["body"] = len(terms & part.words) * 1000 // len(terms)
         if diff_words:
-            used = sum(1 for w in diff_words if w.lower() in words)
-            sig["uses"] = used * 1000 // len(diff_words)
-        if index == 0 or c.kind == "module":
+            words = part.words
+            sig["uses"] = sum(1 for w in diff_words if w in words) * 1000 // len(diff_words)
+        if part.head:
             sig["head"] = 1000
         if c.chunk_id in quoted_chunks:
             sig["quoted"] = 1000
         score = min(1000, sum(weights.get(k, 0) * v for k, v in sig.items()) // 1000)
-        if c.kind in _CONTAINERS:
+        if part.container:
             score = score * 600 // 1000  # a class's own lines: header and fields
-        out.append(
-            Span(
-                file.path,
-                c.start_line,
-                c.end_line,
-                c.symbol,
-                c.kind,
-                own,
-                frame,
-                score,
-                tuple(sorted(sig.items())),
-                c.chunk_id,
-                c.tokens,
-            )
+        scored.append((score, part, sig))
+    # the best by a total key (nsmallest is sorted()[:limit]); spans are built only for them
+    if limit is not None and limit < len(scored):
+        best = heapq.nsmallest(limit, scored, key=_span_key)
+    else:
+        best = sorted(scored, key=_span_key)
+    return tuple(
+        Span(
+            file.path,
+            part.chunk.start_line,
+            part.chunk.end_line,
+            part.chunk.symbol,
+            part.chunk.kind,
+            part.own,
+            part.frame,
+            score,
+            tuple(sorted(sig.items())),
+            part.chunk.chunk_id,
+            part.chunk.tokens,
         )
-    out.sort(key=lambda s: (-s.score, s.start, s.chunk_id))
-    return tuple(out)
+        for score, part, sig in best
+    )

@@ -151,11 +151,11 @@ class RetrievedSource:
             rank,
             quoted_chunks=rank_files(ctx).quoted_chunks,
             shared=ctx.memo.setdefault("shared", {}),
+            limit=_SPANS_PER_FILE,
         )
         share = rank.score * 1000 // best if best else 0
         return [
-            (share * (350 + 650 * span.score // 1000) // 1000, rank.path, span)
-            for span in spans[:_SPANS_PER_FILE]
+            (share * (350 + 650 * span.score // 1000) // 1000, rank.path, span) for span in spans
         ]
 
     @staticmethod
@@ -225,6 +225,7 @@ class RetrievedSource:
             if is_test_path(src):
                 imports[src].add(dst)
         ranked = {t.path: t for t in tests}
+        fits: dict[tuple[object, ...], Excerpt] = shared.setdefault("retrieved.test_fits", {})
         related: dict[str, int] = {}
         for path, stem in test_files:
             linked = set(imports.get(path, ())) | set(by_stem.get(stem, ()))
@@ -239,7 +240,14 @@ class RetrievedSource:
             hit = found.hits[0] if found and found.hits else None
             # no matching chunk: the start of the file (a bounded slice, then cut to cap)
             a, b = (hit.start_line, hit.end_line) if hit else (1, min(len(rows), cap * 2))
-            fitted = fit_excerpt(ctx.tokenizer, numbered(rows, [(a, b)]), cap)
+            # the fitted lines depend only on these and the file's lines (fixed for the
+            # index generation, as for the spans above): a resident server fits each once
+            key = (path, a, b, cap, ctx.tokenizer.name)
+            fitted = fits.get(key)
+            if fitted is None:
+                fitted = fit_excerpt(ctx.tokenizer, numbered(rows, [(a, b)]), cap)
+                if len(fits) < _SPAN_MEMO:
+                    fits[key] = fitted
             if not fitted:
                 continue
             out.append(
