@@ -36,7 +36,16 @@ from ..composer.excerpt import render_excerpt
 from ..composer.types import Candidate
 from ..query.locate import Span
 from .base import PLACEHOLDER, SourceContext, clamp
-from .excerpts import Excerpt, fit_excerpt, numbered, prose_lines
+from .excerpts import (
+    Excerpt,
+    fit_excerpt,
+    focus_excerpt,
+    focus_from_index,
+    focus_scores,
+    numbered,
+    prose_lines,
+    word_lines,
+)
 from .ranking import FileRank, is_test_path, rank_files, rank_spans, request_for
 
 __all__ = ["RetrievedSource", "per_file_cap"]
@@ -50,6 +59,41 @@ _PROSE_MIN = 6  # ...and at least this many lines
 _OFFER_BUDGETS = 3
 #: span candidates kept per index generation (a resident server's calls share them)
 _SPAN_MEMO = 20_000
+
+
+#: (strong, weak) words a cut excerpt keeps windows around (``focus_words``)
+FocusWords = tuple[tuple[str, ...], tuple[str, ...]]
+
+
+def focus_words(ctx: SourceContext) -> FocusWords:
+    """The words whose lines a cut excerpt keeps: the change's identifiers and the task's
+    identifiers (strong), the task's keywords and their singular forms (weak)."""
+    request = request_for(ctx)
+    strong = tuple(
+        sorted(
+            {w.lower() for w in request.diff_words}
+            | {i.replace("/", ".").split(".")[-1].lower() for i in request.identifiers}
+        )
+    )
+    weak = tuple(sorted(request.terms() - set(strong)))
+    return strong, weak
+
+
+#: the focus excerpt's share of the budget (per mille; 0 turns it off) and relevance
+FOCUS_PERMILLE = 150
+FOCUS_RELEVANCE = 1000
+FOCUS_MAX = 600
+#: a focus line names at least one strong word (2) or this many points of weak ones
+FOCUS_LEAST = 2
+#: whether the task's keywords alone (no identifiers, no change) make a focus excerpt
+FOCUS_WEAK = False
+#: whether a span cut to its cap keeps windows around focus lines (else its start)
+SPAN_FOCUS = True
+
+
+def focus_cap(budget: int) -> int:
+    """Token cap of one file's focus excerpt (windows around the lines a change names)."""
+    return clamp(budget * FOCUS_PERMILLE // 1000, 150, FOCUS_MAX)
 
 
 def per_file_cap(budget: int) -> int:
@@ -103,15 +147,19 @@ class RetrievedSource:
         top = ranking.top(clamp(ctx.budget // 400, 4, 20))
         best = max((f.score for f in top), default=0)
         offers: list[tuple[int, str, Span]] = []
+        words = focus_words(ctx)
         for rank in top:
-            offers.extend(self._file_spans(ctx, rank, best))
+            spans = self._file_spans(ctx, rank, best)
+            offers.extend(spans)
+            if FOCUS_PERMILLE and (words[0] or (FOCUS_WEAK and words[1])):
+                out.extend(self._focus(ctx, rank, best, spans, words))
         # best spans first across files, until they hold a few budgets' worth of
         # tokens: the rest would never be chosen and only cost time downstream
         offers.sort(key=lambda o: (-o[0], o[1], o[2].start, o[2].chunk_id))
         room = ctx.budget * _OFFER_BUDGETS
         # a span's candidates depend only on these inputs and the file's lines, which
         # hold for the index generation: a resident server builds each one once
-        made_before: dict[tuple[object, ...], list[Candidate]] = ctx.memo.setdefault(
+        made_before: dict[tuple[object, ...], tuple[list[Candidate], bool]] = ctx.memo.setdefault(
             "shared", {}
         ).setdefault("retrieved.spans", {})
         for relevance, path, span in offers:
@@ -128,16 +176,93 @@ class RetrievedSource:
                 ctx.recency.get(path, 0),
                 ctx.tokenizer.name,
             )
-            made = made_before.get(key)
-            if made is None:
-                made = self._span(ctx, ctx.lines(path), span, relevance=relevance, cap=cap)
+            found = made_before.get(key)
+            if found is None:
+                found = self._span(ctx, ctx.lines(path), span, relevance=relevance, cap=cap)
                 if len(made_before) < _SPAN_MEMO:
-                    made_before[key] = made
+                    made_before[key] = found
+            made, cut = found
+            if SPAN_FOCUS and cut and (words[0] or words[1]):
+                # cut to the cap: windows around the lines the task names, not the start
+                focused_key = (*key, words)
+                focused = made_before.get(focused_key)
+                if focused is None:
+                    focused = self._span(
+                        ctx, ctx.lines(path), span, relevance=relevance, cap=cap, words=words
+                    )
+                    if len(made_before) < _SPAN_MEMO:
+                        made_before[focused_key] = focused
+                made = focused[0]
             room -= sum(c.token_estimate for c in made)
             out.extend(made)
         if ctx.budget >= _TESTS_FROM_BUDGET:
             out.extend(self._tests(ctx, ranking.tests, ranking.top(5), cap // 2))
         return out
+
+    @staticmethod
+    def _focus(
+        ctx: SourceContext,
+        rank: FileRank,
+        best: int,
+        spans: list[tuple[int, str, Span]],
+        words: FocusWords,
+    ) -> list[Candidate]:
+        """Windows around the file's lines that name the change's or task's identifiers.
+
+        One excerpt per file: the best-scoring lines (2 per strong word, 1 per weak
+        one, at least one strong word), each with ``WINDOW`` lines either side and
+        the first line of the definition enclosing it as a frame, within
+        ``focus_cap``. It counts like the file's best possible span.
+        """
+        rows = ctx.lines(rank.path)
+        if not rows:
+            return []
+        index_memo: dict[str, dict[str, tuple[int, ...]]] = ctx.memo.setdefault(
+            "shared", {}
+        ).setdefault("retrieved.words", {})
+        index = index_memo.get(rank.path)
+        if index is None:
+            index = word_lines(rows)
+            if len(index_memo) < _SPAN_MEMO:
+                index_memo[rank.path] = index
+        focus = focus_from_index(index, *words)
+        if not focus:
+            return []
+        frame_of: dict[int, tuple[int, ...]] = {}
+        owners = sorted(
+            (s for _, _, s in spans if s.kind != "module"), key=lambda s: (s.end - s.start, s.start)
+        )
+        for number in focus:
+            owner = next((s for s in owners if any(a <= number <= b for a, b in s.own)), None)
+            if owner is None:
+                continue
+            # the definition's first non-blank line (a chunk may start at a blank line)
+            head = next((n for n in range(owner.start, number) if rows[n - 1].strip()), number)
+            if head != number:
+                frame_of[number] = (*owner.frame, head)
+        fitted = focus_excerpt(
+            ctx.tokenizer, rows, focus, focus_cap(ctx.budget), frame_of=frame_of, least=FOCUS_LEAST
+        )
+        if not fitted:
+            return []
+        share = rank.score * 1000 // best if best else 0
+        return [
+            ctx.candidate(
+                kind="semantic_match",
+                lane="retrieved",
+                path=rank.path,
+                content=render_excerpt(fitted),
+                title=rank.path,
+                discriminator="focus",
+                relevance=share * FOCUS_RELEVANCE // 1000,
+                specificity=600,
+                risk=300,
+                recency_bucket=ctx.recency.get(rank.path, 0),
+                lines=(fitted[0][0], fitted[-1][0]),
+                language=_language(rank.path),
+                excerpt=fitted,
+            )
+        ]
 
     @staticmethod
     def _file_spans(ctx: SourceContext, rank: FileRank, best: int) -> list[tuple[int, str, Span]]:
@@ -160,8 +285,19 @@ class RetrievedSource:
 
     @staticmethod
     def _span(
-        ctx: SourceContext, rows: list[str], span: Span, *, relevance: int, cap: int
-    ) -> list[Candidate]:
+        ctx: SourceContext,
+        rows: list[str],
+        span: Span,
+        *,
+        relevance: int,
+        cap: int,
+        words: FocusWords = ((), ()),
+    ) -> tuple[list[Candidate], bool]:
+        """The span's candidates and whether any of them was cut to ``cap``.
+
+        With ``words`` (strong, weak), a cut keeps windows around the lines that
+        name them (``excerpts.fit_excerpt``'s focus) instead of the span's start.
+        """
         path = span.path
         lines = numbered(rows, span.own, span.frame)
         prose = prose_lines(lines) - set(span.frame)
@@ -171,13 +307,16 @@ class RetrievedSource:
             first = lines[len(span.frame)][0] if body_count > 0 else 0
             keep = {*span.frame, first}
             code = tuple(x for x in lines if x[0] not in prose or x[0] in keep)
-            words = tuple(x for x in lines if x[0] in prose or x[0] in keep)
-            parts = [("", code, relevance), ("prose", words, relevance // 2)]
+            told = tuple(x for x in lines if x[0] in prose or x[0] in keep)
+            parts = [("", code, relevance), ("prose", told, relevance // 2)]
         else:
             parts = [("", lines, relevance)]
         out: list[Candidate] = []
+        cut = False
         for tag, excerpt, rel in parts:
-            fitted = fit_excerpt(ctx.tokenizer, excerpt, cap, keep=span.frame)
+            focus = focus_scores(excerpt, *words) if tag == "" and (words[0] or words[1]) else None
+            fitted = fit_excerpt(ctx.tokenizer, excerpt, cap, keep=span.frame, focus=focus)
+            cut = cut or len(fitted) < len(excerpt)
             if not fitted:
                 continue
             out.append(
@@ -197,7 +336,7 @@ class RetrievedSource:
                     excerpt=fitted,
                 )
             )
-        return out
+        return out, cut
 
     def _tests(
         self,

@@ -1,0 +1,154 @@
+"""Focus windows: the lines a change or task names are shown, not only a definition's start."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from codelibrarian.api import Librarian
+from codelibrarian.composer.excerpt import ELISION, render_excerpt
+from codelibrarian.sources.excerpts import (
+    WINDOW,
+    fit_excerpt,
+    focus_excerpt,
+    focus_from_index,
+    focus_scores,
+    numbered,
+    word_lines,
+)
+from codelibrarian.tokens import Tokenizer, get_tokenizer
+from tests.helpers import make_repo
+
+AS_OF = 1_800_000_000
+
+
+@pytest.fixture(scope="module")
+def tok() -> Tokenizer:
+    return get_tokenizer("gpt-4o")
+
+
+def _long_function(marker_line: int, total: int = 80) -> list[str]:
+    rows = ["def process_records(records, options):"]
+    for n in range(2, total + 1):
+        if n == marker_line:
+            rows.append("    retry_budget = options.retry_budget  # the line that changes")
+        else:
+            rows.append(f"    step_{n} = transform_{n}(records, {n})")
+    return rows
+
+
+def test_focus_scores_count_strong_words_twice_and_split_identifiers() -> None:
+    lines = numbered(
+        [
+            "limit = read_timeout(value)",
+            "return parseHTTPHeader(raw)",
+            "nothing here",
+        ],
+        [(1, 3)],
+    )
+    scores = focus_scores(lines, strong=("read_timeout",), weak=("header", "value"))
+    # line 1: the whole identifier (strong, 2) and "value" (weak, 1)
+    assert scores == {1: 3, 2: 1}
+    assert focus_scores(lines) == {}
+
+
+def test_fit_excerpt_with_focus_keeps_the_window_around_the_changing_line(
+    tok: Tokenizer,
+) -> None:
+    rows = _long_function(marker_line=70)
+    lines = numbered(rows, [(1, len(rows))])
+    cap = 200
+    plain = fit_excerpt(tok, lines, cap)
+    assert 70 not in {n for n, _ in plain}  # a prefix: the tail is what gets cut
+    focus = focus_scores(lines, strong=("retry_budget",))
+    fitted = fit_excerpt(tok, lines, cap, focus=focus)
+    numbers = [n for n, _ in fitted]
+    assert tok.count(render_excerpt(fitted)) <= cap
+    assert numbers[0] == 1  # the signature frames the window
+    assert set(range(70 - WINDOW, 70 + WINDOW + 1)) <= set(numbers)
+    assert ELISION in render_excerpt(fitted)  # the gap is marked, not hidden
+    # the room left after the window goes to the function's start, in order
+    assert numbers[:3] == [1, 2, 3]
+    assert fitted == fit_excerpt(tok, lines, cap, focus=dict(focus))  # deterministic
+    # an excerpt that fits is returned whole, focus or not
+    assert fit_excerpt(tok, lines, 100_000, focus=focus) == lines
+
+
+def test_focus_excerpt_takes_the_best_lines_first_with_their_signatures(
+    tok: Tokenizer,
+) -> None:
+    rows = [f"    filler_{n} = compute({n})" for n in range(1, 201)]
+    rows[39] = "def handle_request(request):"
+    rows[59] = "    timeout = request.read_timeout + pool_timeout"  # two strong words
+    rows[149] = "def close_pool(pool):"
+    rows[159] = "    pool.drain(read_timeout)"  # one strong word
+    focus = focus_from_index(word_lines(rows), strong=("read_timeout", "pool_timeout"))
+    assert focus == focus_scores(numbered(rows, [(1, len(rows))]), ("read_timeout", "pool_timeout"))
+    frames = {60: (40,), 160: (150,)}
+    first = {40, *range(60 - WINDOW, 60 + WINDOW + 1)}
+    one = tok.count(render_excerpt(numbered(rows, [], sorted(first))))
+    small = focus_excerpt(tok, rows, focus, one + 2, frame_of=frames)
+    assert {n for n, _ in small} == first  # the best line's window and its signature
+    wide = focus_excerpt(tok, rows, focus, 2 * one + 20, frame_of=frames)
+    assert {40, 60, 150, 160} <= {n for n, _ in wide}
+    assert tok.count(render_excerpt(wide)) <= 2 * one + 20
+    assert focus_excerpt(tok, rows, focus, 3, frame_of=frames) == ()
+    # only lines scoring at least `least` count: the one-word line is left out
+    assert {n for n, _ in focus_excerpt(tok, rows, focus, 10_000, least=3)} == first - {40}
+
+
+def _stage(k: int) -> str:
+    rows = [f"def stage_{k}(records, settings):"]
+    rows += [f"    step_{n} = transform_{n}(records, {n} + {k})" for n in range(1, 14)]
+    rows += [f"    limit_{k} = settings.retry_budget_seconds * {k}"]
+    rows += [f"    after_{n} = finish_{n}(records, {n} + {k})" for n in range(1, 14)]
+    rows += [f"    return limit_{k}", "", ""]
+    return "\n".join(rows) + "\n"
+
+
+def test_a_diff_shows_the_lines_that_use_its_identifiers_in_another_file(
+    tmp_path: Path,
+) -> None:
+    """At 2,000 tokens, a file the change ripples into shows more of the lines naming
+    the change's identifiers (mid-function, framed by their signatures) than whole
+    functions would: twelve functions use the new setting, the best three fit whole."""
+    consumer = "from pkg.settings import Settings\n\n\n" + "".join(_stage(k) for k in range(12))
+    settings_py = "class Settings:\n    def __init__(self):\n        self.retries = 3\n"
+    filler = {
+        f"pkg/mod{i}.py": "".join(
+            f"def helper_{i}_{j}(x):\n    return x + {j}\n\n" for j in range(30)
+        )
+        for i in range(8)
+    }
+    repo = make_repo(
+        tmp_path / "r",
+        {"pkg/settings.py": settings_py, "pkg/consumer.py": consumer, **filler},
+    )
+    diff = (
+        "--- a/pkg/settings.py\n+++ b/pkg/settings.py\n"
+        "@@ -1,3 +1,4 @@\n class Settings:\n     def __init__(self):\n"
+        "         self.retries = 3\n+        self.retry_budget_seconds = 30\n"
+    )
+    tok = get_tokenizer("gpt-4o")
+    with Librarian(repo) as lib:
+        lib.index()
+        packs = [
+            lib.compose(
+                "add a retry budget to the settings",
+                budget=2000,
+                as_of=AS_OF,
+                diff_text=diff,
+                record=False,
+            )
+            for _ in range(2)
+        ]
+    text = packs[0].text
+    assert packs[1].text == text  # byte-identical for the same inputs
+    assert tok.count(text) <= 2000
+    shown = [
+        k for k in range(12) if f"    limit_{k} = settings.retry_budget_seconds * {k}\n" in text
+    ]
+    assert len(shown) >= 4, shown  # whole functions alone show three
+    for k in shown:  # each window is framed by its function's signature
+        assert f"def stage_{k}(records, settings):\n" in text
