@@ -10,10 +10,8 @@ from codelibrarian.api import Librarian
 from codelibrarian.composer.excerpt import ELISION, render_excerpt
 from codelibrarian.sources.excerpts import (
     WINDOW,
-    fit_excerpt,
     focus_excerpt,
     focus_from_index,
-    focus_scores,
     numbered,
     word_lines,
 )
@@ -28,51 +26,21 @@ def tok() -> Tokenizer:
     return get_tokenizer("gpt-4o")
 
 
-def _long_function(marker_line: int, total: int = 80) -> list[str]:
-    rows = ["def process_records(records, options):"]
-    for n in range(2, total + 1):
-        if n == marker_line:
-            rows.append("    retry_budget = options.retry_budget  # the line that changes")
-        else:
-            rows.append(f"    step_{n} = transform_{n}(records, {n})")
-    return rows
-
-
-def test_focus_scores_count_strong_words_twice_and_split_identifiers() -> None:
-    lines = numbered(
-        [
-            "limit = read_timeout(value)",
-            "return parseHTTPHeader(raw)",
-            "nothing here",
-        ],
-        [(1, 3)],
-    )
-    scores = focus_scores(lines, strong=("read_timeout",), weak=("header", "value"))
-    # line 1: the whole identifier (strong, 2) and "value" (weak, 1)
-    assert scores == {1: 3, 2: 1}
-    assert focus_scores(lines) == {}
-
-
-def test_fit_excerpt_with_focus_keeps_the_window_around_the_changing_line(
-    tok: Tokenizer,
-) -> None:
-    rows = _long_function(marker_line=70)
-    lines = numbered(rows, [(1, len(rows))])
-    cap = 200
-    plain = fit_excerpt(tok, lines, cap)
-    assert 70 not in {n for n, _ in plain}  # a prefix: the tail is what gets cut
-    focus = focus_scores(lines, strong=("retry_budget",))
-    fitted = fit_excerpt(tok, lines, cap, focus=focus)
-    numbers = [n for n, _ in fitted]
-    assert tok.count(render_excerpt(fitted)) <= cap
-    assert numbers[0] == 1  # the signature frames the window
-    assert set(range(70 - WINDOW, 70 + WINDOW + 1)) <= set(numbers)
-    assert ELISION in render_excerpt(fitted)  # the gap is marked, not hidden
-    # the room left after the window goes to the function's start, in order
-    assert numbers[:3] == [1, 2, 3]
-    assert fitted == fit_excerpt(tok, lines, cap, focus=dict(focus))  # deterministic
-    # an excerpt that fits is returned whole, focus or not
-    assert fit_excerpt(tok, lines, 100_000, focus=focus) == lines
+def test_focus_scores_weigh_the_change_s_names_and_split_identifiers() -> None:
+    rows = [
+        "limit = read_timeout(value)",
+        "return parseHTTPHeader(raw)",
+        "nothing here",
+        "old_name = read_timeout + old_name",
+    ]
+    index = word_lines(rows)
+    assert index["header"] == (2,) and index["parsehttpheader"] == (2,)  # parts and whole
+    focus = focus_from_index(index, strong=("read_timeout",), weak=("header", "value"))
+    # line 1: the whole identifier (strong, 2) and "value" (weak, 1); each word counts once
+    assert focus == {1: 3, 2: 1, 4: 2}
+    gone = focus_from_index(index, ("read_timeout", "old_name"), (), gone=("old_name",))
+    assert gone == {1: 2, 4: 6}  # a removed name's uses must change too: 2 more
+    assert focus_from_index(index, ()) == {}
 
 
 def test_focus_excerpt_takes_the_best_lines_first_with_their_signatures(
@@ -84,7 +52,7 @@ def test_focus_excerpt_takes_the_best_lines_first_with_their_signatures(
     rows[149] = "def close_pool(pool):"
     rows[159] = "    pool.drain(read_timeout)"  # one strong word
     focus = focus_from_index(word_lines(rows), strong=("read_timeout", "pool_timeout"))
-    assert focus == focus_scores(numbered(rows, [(1, len(rows))]), ("read_timeout", "pool_timeout"))
+    assert focus == {60: 4, 160: 2}
     frames = {60: (40,), 160: (150,)}
     first = {40, *range(60 - WINDOW, 60 + WINDOW + 1)}
     one = tok.count(render_excerpt(numbered(rows, [], sorted(first))))
@@ -92,6 +60,7 @@ def test_focus_excerpt_takes_the_best_lines_first_with_their_signatures(
     assert {n for n, _ in small} == first  # the best line's window and its signature
     wide = focus_excerpt(tok, rows, focus, 2 * one + 20, frame_of=frames)
     assert {40, 60, 150, 160} <= {n for n, _ in wide}
+    assert render_excerpt(wide).count(ELISION + "\n") >= 2  # gaps are marked, not hidden
     assert tok.count(render_excerpt(wide)) <= 2 * one + 20
     assert focus_excerpt(tok, rows, focus, 3, frame_of=frames) == ()
     # only lines scoring at least `least` count: the one-word line is left out

@@ -6,19 +6,17 @@ Helpers the lanes share so every excerpt is made the same way:
 - :func:`prose_lines` — which lines of a definition are prose (a docstring, a
   comment block), so "bodies beat prose" when room is short;
 - :func:`fit_excerpt` — the longest excerpt within a cap: frame lines first,
-  prose dropped before code, then the tail cut — or, given focus lines, windows
-  around them (see below);
-- :func:`focus_scores` — which lines of an excerpt are most likely to change,
-  from the words a task or a change names.
+  prose dropped before code, then the tail cut;
+- :func:`word_lines`, :func:`focus_from_index`, :func:`focus_excerpt` — focus
+  windows: which lines of a file name the words a change or task names, scored,
+  and windows of ``WINDOW`` lines around the best of them, each with the
+  signature of the definition it sits in, under a cap.
 
-**Focus windows.** A definition longer than its cap used to lose its tail, and the
-tail is often where the change lands (the signature and docstring survive, the
-lines that change do not). With ``focus`` (line number -> integer score), a cut
-keeps the frame and the definition's first line, then windows of ``WINDOW``
-lines either side of the best focus lines (score, then line number), as many as
-fit, then as much of the definition's start as the room left allows; the gaps
-render as the elision marker. Scores are integers and the order is total, so
-the same inputs give the same lines.
+**Focus windows.** A file a change ripples into is often edited in several places,
+each deep inside a function; whole definitions show one or two of them before the
+budget runs out. A focus excerpt shows the lines most likely to change and their
+frames, the gaps rendered as the elision marker. Scores are integers and the
+order is total (score, then line number), so the same inputs give the same lines.
 """
 
 from __future__ import annotations
@@ -30,7 +28,16 @@ from ..composer.excerpt import render_excerpt
 from ..index.tokenize import name_parts
 from ..tokens import Tokenizer
 
-__all__ = ["WINDOW", "Excerpt", "fit_excerpt", "focus_scores", "numbered", "prose_lines"]
+__all__ = [
+    "WINDOW",
+    "Excerpt",
+    "fit_excerpt",
+    "focus_excerpt",
+    "focus_from_index",
+    "numbered",
+    "prose_lines",
+    "word_lines",
+]
 
 #: lines shown either side of a focus line when an excerpt is cut to windows
 WINDOW = 3
@@ -91,93 +98,18 @@ def _fits(tokenizer: Tokenizer, text: str, cap: int) -> bool:
     return tokenizer.count(text) <= cap
 
 
-def focus_scores(
-    lines: Excerpt, strong: Iterable[str] = (), weak: Iterable[str] = ()
-) -> dict[int, int]:
-    """Lines naming the given words: 2 per distinct ``strong`` word, 1 per ``weak`` one.
-
-    Words compare lower-cased, against each identifier of the line whole and its
-    camelCase / snake_case parts (``show_choices`` names ``show`` and ``choices``).
-    Lines naming none are left out. Prose lines count like code.
-    """
-    strong_set = frozenset(w.lower() for w in strong)
-    weak_set = frozenset(w.lower() for w in weak) - strong_set
-    if not strong_set and not weak_set:
-        return {}
-    out: dict[int, int] = {}
-    for number, text in lines:
-        words: set[str] = set()
-        for ident in _WORD.findall(text):
-            words.update(name_parts(ident))
-        score = 2 * len(words & strong_set) + len(words & weak_set)
-        if score:
-            out[number] = score
-    return out
-
-
-def _windowed(
-    tokenizer: Tokenizer,
-    code: Excerpt,
-    cap: int,
-    kept: frozenset[int],
-    focus: Mapping[int, int],
-) -> Excerpt:
-    """``code`` cut to the frame, its first line, windows around focus lines, then its start."""
-    numbers = [n for n, _ in code]
-    at = {n: i for i, n in enumerate(numbers)}
-    head = next((n for n in numbers if n not in kept), None)
-    base = set(kept) | ({head} if head is not None else set())
-    best = sorted((n for n in focus if n in at and n not in base), key=lambda n: (-focus[n], n))
-    windows: list[set[int]] = []
-    for n in best:
-        i = at[n]
-        windows.append(set(numbers[max(0, i - WINDOW) : i + WINDOW + 1]))
-
-    def build(k: int, m: int) -> Excerpt:
-        chosen = set(base)
-        for w in windows[:k]:
-            chosen |= w
-        chosen.update(numbers[:m])
-        return tuple(x for x in code if x[0] in chosen)
-
-    def fits(trial: Excerpt) -> bool:
-        return _fits(tokenizer, render_excerpt(trial), cap)
-
-    lo, hi = 0, len(windows)
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if fits(build(mid, 0)):
-            lo = mid
-        else:
-            hi = mid - 1
-    k = lo
-    lo, hi = 0, len(numbers)
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if fits(build(k, mid)):
-            lo = mid
-        else:
-            hi = mid - 1
-    out = build(k, lo)
-    if not fits(out):
-        return ()
-    return out if any(x[0] not in kept for x in out) else ()
-
-
 def fit_excerpt(
     tokenizer: Tokenizer,
     lines: Excerpt,
     cap: int,
     *,
     keep: Iterable[int] = (),
-    focus: Mapping[int, int] | None = None,
 ) -> Excerpt:
     """The longest form of ``lines`` whose rendering fits ``cap`` tokens.
 
     Lines in ``keep`` (the frame) are kept first; then prose lines are dropped
-    (last first), then the excerpt is cut from the end — or, when ``focus``
-    scores some of its code lines, cut to windows around them (module
-    docstring). Empty when even the frame does not fit.
+    (last first), then the excerpt is cut from the end. Empty when even the
+    frame does not fit.
     """
     if _fits(tokenizer, render_excerpt(lines), cap):
         return lines
@@ -196,8 +128,6 @@ def fit_excerpt(
             else:
                 hi = mid - 1
         return tuple(sorted((*code, *extra[:lo])))
-    if focus and any(n in focus for n, _ in code if n not in kept):
-        return _windowed(tokenizer, code, cap, kept, focus)
     lo, hi = 0, len(code)
     while lo < hi:
         mid = (lo + hi + 1) // 2
@@ -227,9 +157,14 @@ def word_lines(rows: Sequence[str]) -> dict[str, tuple[int, ...]]:
 
 
 def focus_from_index(
-    index: Mapping[str, Sequence[int]], strong: Iterable[str], weak: Iterable[str] = ()
+    index: Mapping[str, Sequence[int]],
+    strong: Iterable[str],
+    weak: Iterable[str] = (),
+    gone: Iterable[str] = (),
 ) -> dict[int, int]:
-    """:func:`focus_scores` over a whole file, from its :func:`word_lines`."""
+    """Focus scores of a file's lines, from its :func:`word_lines`: 2 points per distinct
+    ``strong`` word a line names, 1 per ``weak`` one, 2 more per ``gone`` one (a name
+    the change removes: its uses must change too). Lines naming none are left out."""
     out: dict[int, int] = {}
     strong_set = frozenset(w.lower() for w in strong)
     for word in sorted(strong_set):
@@ -238,6 +173,9 @@ def focus_from_index(
     for word in sorted(frozenset(w.lower() for w in weak) - strong_set):
         for number in index.get(word, ()):
             out[number] = out.get(number, 0) + 1
+    for word in sorted(frozenset(w.lower() for w in gone)):
+        for number in index.get(word, ()):
+            out[number] = out.get(number, 0) + 2
     return out
 
 

@@ -30,6 +30,7 @@ candidates so the policy engine's exclusion is recorded; their content is never 
 from __future__ import annotations
 
 import posixpath
+import re
 from collections import defaultdict
 
 from ..composer.excerpt import render_excerpt
@@ -41,7 +42,6 @@ from .excerpts import (
     fit_excerpt,
     focus_excerpt,
     focus_from_index,
-    focus_scores,
     numbered,
     prose_lines,
     word_lines,
@@ -61,13 +61,31 @@ _OFFER_BUDGETS = 3
 _SPAN_MEMO = 20_000
 
 
-#: (strong, weak) words a cut excerpt keeps windows around (``focus_words``)
-FocusWords = tuple[tuple[str, ...], tuple[str, ...]]
+#: (strong, weak, gone) words a cut excerpt keeps windows around (``focus_words``)
+FocusWords = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def removed_names(ctx: SourceContext) -> frozenset[str]:
+    """Identifiers (lower-cased) on the change's ``-`` lines and on none of its ``+`` lines."""
+    minus: set[str] = set()
+    plus: set[str] = set()
+    for diff in ctx.changes:
+        for hunk in diff.hunks:
+            for line in hunk.lines:
+                if line[:1] == "-":
+                    minus.update(w.lower() for w in _IDENT.findall(line[1:]))
+                elif line[:1] == "+":
+                    plus.update(w.lower() for w in _IDENT.findall(line[1:]))
+    return frozenset(minus - plus)
 
 
 def focus_words(ctx: SourceContext) -> FocusWords:
     """The words whose lines a cut excerpt keeps: the change's identifiers and the task's
     identifiers (strong), the task's keywords and their singular forms (weak)."""
+    cached = ctx.memo.get("retrieved.focus_words")
+    if cached is not None:
+        return cached  # type: ignore[no-any-return]
     request = request_for(ctx)
     strong = tuple(
         sorted(
@@ -76,7 +94,10 @@ def focus_words(ctx: SourceContext) -> FocusWords:
         )
     )
     weak = tuple(sorted(request.terms() - set(strong)))
-    return strong, weak
+    gone = tuple(w for w in strong if w in removed_names(ctx)) if FOCUS_GONE else ()
+    words = (strong, weak, gone)
+    ctx.memo["retrieved.focus_words"] = words
+    return words
 
 
 #: the focus excerpt's share of the budget (per mille; 0 turns it off) and relevance
@@ -87,8 +108,8 @@ FOCUS_MAX = 600
 FOCUS_LEAST = 2
 #: whether the task's keywords alone (no identifiers, no change) make a focus excerpt
 FOCUS_WEAK = False
-#: whether a span cut to its cap keeps windows around focus lines (else its start)
-SPAN_FOCUS = True
+#: whether names the change removes count double in a focus line's score
+FOCUS_GONE = True
 
 
 def focus_cap(budget: int) -> int:
@@ -159,7 +180,7 @@ class RetrievedSource:
         room = ctx.budget * _OFFER_BUDGETS
         # a span's candidates depend only on these inputs and the file's lines, which
         # hold for the index generation: a resident server builds each one once
-        made_before: dict[tuple[object, ...], tuple[list[Candidate], bool]] = ctx.memo.setdefault(
+        made_before: dict[tuple[object, ...], list[Candidate]] = ctx.memo.setdefault(
             "shared", {}
         ).setdefault("retrieved.spans", {})
         for relevance, path, span in offers:
@@ -176,23 +197,11 @@ class RetrievedSource:
                 ctx.recency.get(path, 0),
                 ctx.tokenizer.name,
             )
-            found = made_before.get(key)
-            if found is None:
-                found = self._span(ctx, ctx.lines(path), span, relevance=relevance, cap=cap)
+            made = made_before.get(key)
+            if made is None:
+                made = self._span(ctx, ctx.lines(path), span, relevance=relevance, cap=cap)
                 if len(made_before) < _SPAN_MEMO:
-                    made_before[key] = found
-            made, cut = found
-            if SPAN_FOCUS and cut and (words[0] or words[1]):
-                # cut to the cap: windows around the lines the task names, not the start
-                focused_key = (*key, words)
-                focused = made_before.get(focused_key)
-                if focused is None:
-                    focused = self._span(
-                        ctx, ctx.lines(path), span, relevance=relevance, cap=cap, words=words
-                    )
-                    if len(made_before) < _SPAN_MEMO:
-                        made_before[focused_key] = focused
-                made = focused[0]
+                    made_before[key] = made
             room -= sum(c.token_estimate for c in made)
             out.extend(made)
         if ctx.budget >= _TESTS_FROM_BUDGET:
@@ -291,13 +300,7 @@ class RetrievedSource:
         *,
         relevance: int,
         cap: int,
-        words: FocusWords = ((), ()),
-    ) -> tuple[list[Candidate], bool]:
-        """The span's candidates and whether any of them was cut to ``cap``.
-
-        With ``words`` (strong, weak), a cut keeps windows around the lines that
-        name them (``excerpts.fit_excerpt``'s focus) instead of the span's start.
-        """
+    ) -> list[Candidate]:
         path = span.path
         lines = numbered(rows, span.own, span.frame)
         prose = prose_lines(lines) - set(span.frame)
@@ -312,11 +315,8 @@ class RetrievedSource:
         else:
             parts = [("", lines, relevance)]
         out: list[Candidate] = []
-        cut = False
         for tag, excerpt, rel in parts:
-            focus = focus_scores(excerpt, *words) if tag == "" and (words[0] or words[1]) else None
-            fitted = fit_excerpt(ctx.tokenizer, excerpt, cap, keep=span.frame, focus=focus)
-            cut = cut or len(fitted) < len(excerpt)
+            fitted = fit_excerpt(ctx.tokenizer, excerpt, cap, keep=span.frame)
             if not fitted:
                 continue
             out.append(
@@ -336,7 +336,7 @@ class RetrievedSource:
                     excerpt=fitted,
                 )
             )
-        return out, cut
+        return out
 
     def _tests(
         self,

@@ -29,11 +29,9 @@ from ..composer.excerpt import render_excerpt
 from ..composer.types import Candidate
 from ..index.records import Symbol
 from ..trigger import split_identifier
-from . import retrieved
 from .base import SourceContext, clamp
-from .excerpts import fit_excerpt, focus_scores, numbered
+from .excerpts import fit_excerpt, numbered
 from .ranking import diff_identifiers, rank_files
-from .retrieved import focus_words
 
 __all__ = ["StructureSource", "map_cap"]
 
@@ -202,15 +200,13 @@ class StructureSource:
             if len(found) >= _MAX_SYMBOLS:
                 break
         out: list[Candidate] = []
-        words = focus_words(ctx)
         for relevance, sym in found[:_MAX_SYMBOLS]:
             rows = ctx.lines(sym.path)
             if not rows:
                 continue
-            lines = numbered(rows, [(sym.start_line, sym.end_line)])
-            # a definition longer than the cap keeps windows around the lines the task names
-            focus = focus_scores(lines, *words) if retrieved.SPAN_FOCUS else None
-            fitted = fit_excerpt(ctx.tokenizer, lines, cap, focus=focus)
+            fitted = fit_excerpt(
+                ctx.tokenizer, numbered(rows, [(sym.start_line, sym.end_line)]), cap
+            )
             if not fitted:
                 continue
             out.append(
