@@ -42,8 +42,6 @@ __all__ = [
 #: lines shown either side of a focus line when an excerpt is cut to windows
 WINDOW = 3
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-#: focus lines a file's focus excerpt considers at most (the best ones)
-_MAX_WINDOWS = 64
 
 Excerpt = tuple[tuple[int, str], ...]
 
@@ -192,8 +190,8 @@ def focus_excerpt(
 
     Focus lines scoring at least ``least`` are taken best first (score, then line
     number); each brings its window and its frame (``frame_of[line]``: the
-    signature lines of the definition enclosing it). Blank-only windows are
-    skipped. Empty when not even one window fits.
+    signature lines of the definition enclosing it). Empty when not even one
+    window fits.
     """
     n = len(rows)
     best = sorted(
@@ -201,7 +199,7 @@ def focus_excerpt(
     )
     frames = frame_of or {}
     windows: list[tuple[int, ...]] = []
-    for k in best[:_MAX_WINDOWS]:
+    for k in best:
         span = range(max(1, k - WINDOW), min(n, k + WINDOW) + 1)
         windows.append((*frames.get(k, ()), *span))
 
@@ -211,7 +209,9 @@ def focus_excerpt(
             chosen.update(w)
         return tuple((number, rows[number - 1]) for number in sorted(chosen))
 
-    lo, hi = 0, len(windows)
+    if _fits(tokenizer, render_excerpt(build(len(windows))), cap):
+        return build(len(windows))
+    lo, hi = 0, len(windows) - 1
     while lo < hi:
         mid = (lo + hi + 1) // 2
         if _fits(tokenizer, render_excerpt(build(mid)), cap):

@@ -33,9 +33,6 @@ __all__ = ["LocalSource", "changed_line_count", "hunk_windows"]
 _SPLIT_DIFF = 1500
 _WHOLE_FILE = 600
 _CONTEXT = 12
-#: lines around a hunk below ``_SMALL_FROM`` tokens of budget
-SMALL_CONTEXT = 12
-_SMALL_FROM = 4000
 
 
 def changed_line_count(diffs: Sequence[FileDiff]) -> int:
@@ -190,9 +187,7 @@ class LocalSource:
             ]
         new_side = ctx.trigger.change.mode != "diff" or _applied(diff.hunks, lines)
         out: list[Candidate] = []
-        context = _CONTEXT if ctx.budget >= _SMALL_FROM else SMALL_CONTEXT
-        windows = hunk_windows(diff.hunks, len(lines), new_side=new_side, context=context)
-        for index, (a, b) in enumerate(windows):
+        for index, (a, b) in enumerate(hunk_windows(diff.hunks, len(lines), new_side=new_side)):
             body = "\n".join(lines[a - 1 : b]) + "\n"
             out.append(
                 ctx.candidate(

@@ -94,7 +94,8 @@ def focus_words(ctx: SourceContext) -> FocusWords:
         )
     )
     weak = tuple(sorted(request.terms() - set(strong)))
-    gone = tuple(w for w in strong if w in removed_names(ctx)) if FOCUS_GONE else ()
+    removed = removed_names(ctx) if FOCUS_GONE else frozenset()
+    gone = tuple(w for w in strong if w in removed)
     words = (strong, weak, gone)
     ctx.memo["retrieved.focus_words"] = words
     return words
@@ -106,6 +107,8 @@ FOCUS_RELEVANCE = 1000
 FOCUS_MAX = 600
 #: a focus line names at least one strong word (2) or this many points of weak ones
 FOCUS_LEAST = 2
+#: focus lines a file's focus excerpt opens windows for at most (the best ones)
+FOCUS_WINDOWS = 16
 #: whether the task's keywords alone (no identifiers, no change) make a focus excerpt
 FOCUS_WEAK = False
 #: whether names the change removes count double in a focus line's score
@@ -234,44 +237,78 @@ class RetrievedSource:
             index = word_lines(rows)
             if len(index_memo) < _SPAN_MEMO:
                 index_memo[rank.path] = index
-        focus = focus_from_index(index, *words)
+        scores = focus_from_index(index, *words)
+        # only the lines a window could be opened for: the best ones, in a total order
+        ranked = sorted(
+            (n for n, v in scores.items() if v >= FOCUS_LEAST), key=lambda n: (-scores[n], n)
+        )
+        focus = {n: scores[n] for n in ranked[:FOCUS_WINDOWS]}
         if not focus:
             return []
         frame_of: dict[int, tuple[int, ...]] = {}
-        owners = sorted(
-            (s for _, _, s in spans if s.kind != "module"), key=lambda s: (s.end - s.start, s.start)
+        # each line's owner: the smallest definition whose own lines hold it
+        owned = sorted(
+            (
+                (s.end - s.start, s.start, a, b, s)
+                for _, _, s in spans
+                if s.kind != "module"
+                for a, b in s.own
+            ),
+            key=lambda t: (t[0], t[1], t[2], t[3], t[4].chunk_id),
         )
-        for number in focus:
-            owner = next((s for s in owners if any(a <= number <= b for a, b in s.own)), None)
+        for number in ranked[:FOCUS_WINDOWS]:
+            owner = None
+            for _, _, a, b, s in owned:
+                if a <= number <= b:
+                    owner = s
+                    break
             if owner is None:
                 continue
             # the definition's first non-blank line (a chunk may start at a blank line)
             head = next((n for n in range(owner.start, number) if rows[n - 1].strip()), number)
             if head != number:
                 frame_of[number] = (*owner.frame, head)
-        fitted = focus_excerpt(
-            ctx.tokenizer, rows, focus, focus_cap(ctx.budget), frame_of=frame_of, least=FOCUS_LEAST
-        )
-        if not fitted:
-            return []
         share = rank.score * 1000 // best if best else 0
-        return [
-            ctx.candidate(
-                kind="semantic_match",
-                lane="retrieved",
-                path=rank.path,
-                content=render_excerpt(fitted),
-                title=rank.path,
-                discriminator="focus",
-                relevance=share * FOCUS_RELEVANCE // 1000,
-                specificity=600,
-                risk=300,
-                recency_bucket=ctx.recency.get(rank.path, 0),
-                lines=(fitted[0][0], fitted[-1][0]),
-                language=_language(rank.path),
-                excerpt=fitted,
-            )
-        ]
+        relevance = share * FOCUS_RELEVANCE // 1000
+        cap = focus_cap(ctx.budget)
+        key = (
+            rank.path,
+            tuple(focus.items()),
+            tuple(sorted(frame_of.items())),
+            relevance,
+            cap,
+            ctx.recency.get(rank.path, 0),
+            ctx.tokenizer.name,
+        )
+        # like the spans', the excerpt depends only on these and the file's lines
+        made_before: dict[tuple[object, ...], list[Candidate]] = ctx.memo.setdefault(
+            "shared", {}
+        ).setdefault("retrieved.focus", {})
+        made = made_before.get(key)
+        if made is None:
+            fitted = focus_excerpt(ctx.tokenizer, rows, focus, cap, frame_of=frame_of)
+            made = []
+            if fitted:
+                made.append(
+                    ctx.candidate(
+                        kind="semantic_match",
+                        lane="retrieved",
+                        path=rank.path,
+                        content=render_excerpt(fitted),
+                        title=rank.path,
+                        discriminator="focus",
+                        relevance=relevance,
+                        specificity=600,
+                        risk=300,
+                        recency_bucket=ctx.recency.get(rank.path, 0),
+                        lines=(fitted[0][0], fitted[-1][0]),
+                        language=_language(rank.path),
+                        excerpt=fitted,
+                    )
+                )
+            if len(made_before) < _SPAN_MEMO:
+                made_before[key] = made
+        return made
 
     @staticmethod
     def _file_spans(ctx: SourceContext, rank: FileRank, best: int) -> list[tuple[int, str, Span]]:
