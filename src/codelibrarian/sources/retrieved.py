@@ -16,6 +16,16 @@ least a third of it (six lines or more) is offered as two candidates, its code
 at that relevance and its prose at half of it, so under pressure bodies beat
 prose. specificity 600; risk 300; recency from git.
 
+A **focus excerpt** (``semantic_match``, discriminator ``focus``) per top file, when
+the change or the task names identifiers: windows of ``excerpts.WINDOW`` lines
+either side of the file's best lines by focus score (2 points per strong word a
+line names, 1 per weak one, 2 more per removed name; a line needs 2; at most
+``FOCUS_WINDOWS`` lines), each framed by the first line of the definition it sits
+in, cut to ``focus_cap(budget)`` tokens. Its relevance is the file's score share x
+``FOCUS_RELEVANCE`` / 1000; the file's spans merge into the same block around it.
+A file the change ripples into is often edited in several places deep inside
+functions: whole spans reach one or two of them, the windows reach more.
+
 ``test_context`` (budgets of 4,000 tokens and more): tests related to the
 changed files and the top five files, by import edges (the test imports the
 file) or by naming (``test_foo.py``, ``foo_test.go``, ``foo.test.ts`` for
@@ -61,7 +71,7 @@ _OFFER_BUDGETS = 3
 _SPAN_MEMO = 20_000
 
 
-#: (strong, weak, gone) words a cut excerpt keeps windows around (``focus_words``)
+#: (strong, weak, gone) words a focus excerpt opens windows around (``focus_words``)
 FocusWords = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -81,8 +91,9 @@ def removed_names(ctx: SourceContext) -> frozenset[str]:
 
 
 def focus_words(ctx: SourceContext) -> FocusWords:
-    """The words whose lines a cut excerpt keeps: the change's identifiers and the task's
-    identifiers (strong), the task's keywords and their singular forms (weak)."""
+    """The words whose lines a focus excerpt shows: the change's identifiers and the
+    task's identifiers (strong), the task's keywords and their singular forms (weak),
+    and the strong ones the change removes (gone: every use of them must change)."""
     cached = ctx.memo.get("retrieved.focus_words")
     if cached is not None:
         return cached  # type: ignore[no-any-return]
@@ -103,14 +114,12 @@ def focus_words(ctx: SourceContext) -> FocusWords:
 
 #: the focus excerpt's share of the budget (per mille; 0 turns it off) and relevance
 FOCUS_PERMILLE = 150
-FOCUS_RELEVANCE = 1000
+FOCUS_RELEVANCE = 800
 FOCUS_MAX = 600
 #: a focus line names at least one strong word (2) or this many points of weak ones
 FOCUS_LEAST = 2
 #: focus lines a file's focus excerpt opens windows for at most (the best ones)
 FOCUS_WINDOWS = 16
-#: whether the task's keywords alone (no identifiers, no change) make a focus excerpt
-FOCUS_WEAK = False
 #: whether names the change removes count double in a focus line's score
 FOCUS_GONE = True
 
@@ -175,7 +184,7 @@ class RetrievedSource:
         for rank in top:
             spans = self._file_spans(ctx, rank, best)
             offers.extend(spans)
-            if FOCUS_PERMILLE and (words[0] or (FOCUS_WEAK and words[1])):
+            if FOCUS_PERMILLE and words[0]:
                 out.extend(self._focus(ctx, rank, best, spans, words))
         # best spans first across files, until they hold a few budgets' worth of
         # tokens: the rest would never be chosen and only cost time downstream
