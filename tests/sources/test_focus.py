@@ -38,8 +38,6 @@ def test_focus_scores_weigh_the_change_s_names_and_split_identifiers() -> None:
     focus = focus_from_index(index, strong=("read_timeout",), weak=("header", "value"))
     # line 1: the whole identifier (strong, 2) and "value" (weak, 1); each word counts once
     assert focus == {1: 3, 2: 1, 4: 2}
-    gone = focus_from_index(index, ("read_timeout", "old_name"), (), gone=("old_name",))
-    assert gone == {1: 2, 4: 6}  # a removed name's uses must change too: 2 more
     assert focus_from_index(index, ()) == {}
 
 

@@ -158,11 +158,9 @@ def focus_from_index(
     index: Mapping[str, Sequence[int]],
     strong: Iterable[str],
     weak: Iterable[str] = (),
-    gone: Iterable[str] = (),
 ) -> dict[int, int]:
     """Focus scores of a file's lines, from its :func:`word_lines`: 2 points per distinct
-    ``strong`` word a line names, 1 per ``weak`` one, 2 more per ``gone`` one (a name
-    the change removes: its uses must change too). Lines naming none are left out."""
+    ``strong`` word a line names, 1 per ``weak`` one. Lines naming none are left out."""
     out: dict[int, int] = {}
     strong_set = frozenset(w.lower() for w in strong)
     for word in sorted(strong_set):
@@ -171,9 +169,6 @@ def focus_from_index(
     for word in sorted(frozenset(w.lower() for w in weak) - strong_set):
         for number in index.get(word, ()):
             out[number] = out.get(number, 0) + 1
-    for word in sorted(frozenset(w.lower() for w in gone)):
-        for number in index.get(word, ()):
-            out[number] = out.get(number, 0) + 2
     return out
 
 

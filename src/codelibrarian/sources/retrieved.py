@@ -19,7 +19,7 @@ prose. specificity 600; risk 300; recency from git.
 A **focus excerpt** (``semantic_match``, discriminator ``focus``) per top file, when
 the change or the task names identifiers: windows of ``excerpts.WINDOW`` lines
 either side of the file's best lines by focus score (2 points per strong word a
-line names, 1 per weak one, 2 more per removed name; a line needs 2; at most
+line names, 1 per weak one; a line needs 2; at most
 ``FOCUS_WINDOWS`` lines), each framed by the first line of the definition it sits
 in, cut to ``focus_cap(budget)`` tokens. Its relevance is the file's score share x
 ``FOCUS_RELEVANCE`` / 1000; the file's spans merge into the same block around it.
@@ -40,7 +40,6 @@ candidates so the policy engine's exclusion is recorded; their content is never 
 from __future__ import annotations
 
 import posixpath
-import re
 from collections import defaultdict
 
 from ..composer.excerpt import render_excerpt
@@ -71,29 +70,13 @@ _OFFER_BUDGETS = 3
 _SPAN_MEMO = 20_000
 
 
-#: (strong, weak, gone) words a focus excerpt opens windows around (``focus_words``)
-FocusWords = tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
-def removed_names(ctx: SourceContext) -> frozenset[str]:
-    """Identifiers (lower-cased) on the change's ``-`` lines and on none of its ``+`` lines."""
-    minus: set[str] = set()
-    plus: set[str] = set()
-    for diff in ctx.changes:
-        for hunk in diff.hunks:
-            for line in hunk.lines:
-                if line[:1] == "-":
-                    minus.update(w.lower() for w in _IDENT.findall(line[1:]))
-                elif line[:1] == "+":
-                    plus.update(w.lower() for w in _IDENT.findall(line[1:]))
-    return frozenset(minus - plus)
+#: (strong, weak) words a focus excerpt opens windows around (``focus_words``)
+FocusWords = tuple[tuple[str, ...], tuple[str, ...]]
 
 
 def focus_words(ctx: SourceContext) -> FocusWords:
     """The words whose lines a focus excerpt shows: the change's identifiers and the
-    task's identifiers (strong), the task's keywords and their singular forms (weak),
-    and the strong ones the change removes (gone: every use of them must change)."""
+    task's identifiers (strong), the task's keywords and their singular forms (weak)."""
     cached = ctx.memo.get("retrieved.focus_words")
     if cached is not None:
         return cached  # type: ignore[no-any-return]
@@ -105,9 +88,7 @@ def focus_words(ctx: SourceContext) -> FocusWords:
         )
     )
     weak = tuple(sorted(request.terms() - set(strong)))
-    removed = removed_names(ctx) if FOCUS_GONE else frozenset()
-    gone = tuple(w for w in strong if w in removed)
-    words = (strong, weak, gone)
+    words = (strong, weak)
     ctx.memo["retrieved.focus_words"] = words
     return words
 
@@ -120,8 +101,6 @@ FOCUS_MAX = 600
 FOCUS_LEAST = 2
 #: focus lines a file's focus excerpt opens windows for at most (the best ones)
 FOCUS_WINDOWS = 16
-#: whether names the change removes count double in a focus line's score
-FOCUS_GONE = True
 
 
 def focus_cap(budget: int) -> int:
