@@ -119,3 +119,21 @@ def test_a_diff_shows_the_lines_that_use_its_identifiers_in_another_file(
     assert len(shown) >= 4, shown  # whole functions alone show three
     for k in shown:  # each window is framed by its function's signature
         assert f"def stage_{k}(records, settings):\n" in text
+
+
+def test_focus_excerpt_keeps_the_most_windows_that_fit(tok: Tokenizer) -> None:
+    """Whatever the cap, the excerpt is the longest run of best-first windows that fits."""
+    rows = [f"    value_{n} = lookup_{n % 7}(table, {n})  # row {n}" for n in range(1, 121)]
+    focus = {n: 1 + n % 5 for n in range(5, 120, 13)}
+    order = sorted(focus, key=lambda n: (-focus[n], n))
+    for cap in (10, 90, 260, 5000):
+        got = focus_excerpt(tok, rows, focus, cap)
+        best: tuple[tuple[int, str], ...] = ()
+        for k in range(len(order) + 1):
+            lines = {x for n in order[:k] for x in range(n - WINDOW, n + WINDOW + 1)}
+            trial = numbered(rows, [], sorted(lines))
+            if tok.count(render_excerpt(trial)) <= cap:
+                best = trial
+            else:
+                break
+        assert got == best, cap

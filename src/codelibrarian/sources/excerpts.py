@@ -204,13 +204,25 @@ def focus_excerpt(
             chosen.update(w)
         return tuple((number, rows[number - 1]) for number in sorted(chosen))
 
-    if _fits(tokenizer, render_excerpt(build(len(windows))), cap):
-        return build(len(windows))
-    lo, hi = 0, len(windows) - 1
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if _fits(tokenizer, render_excerpt(build(mid)), cap):
-            lo = mid
-        else:
-            hi = mid - 1
-    return build(lo)
+    def fits(count: int) -> bool:
+        return count == 0 or _fits(tokenizer, render_excerpt(build(count)), cap)
+
+    # the most windows that fit: start from an estimate (about four characters a
+    # token), then step to the exact answer, usually in one or two counts
+    k = 0
+    size = 0
+    chosen: set[int] = set()
+    for w in windows:
+        size += sum(len(rows[n - 1]) + 5 for n in sorted(set(w) - chosen)) // 4
+        if size > cap:
+            break
+        chosen.update(w)
+        k += 1
+    if fits(k):
+        while k < len(windows) and fits(k + 1):
+            k += 1
+    else:
+        while not fits(k - 1):
+            k -= 1
+        k -= 1
+    return build(k)
