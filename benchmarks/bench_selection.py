@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Pattern selection quality on the labelled intents (benchmarks/intents/).
 
-    python benchmarks/bench_selection.py                    # dev, dev2, dev3, every selector
+    python benchmarks/bench_selection.py                    # dev .. dev5, every selector
     python benchmarks/bench_selection.py --split dev3 --errors  # dev3 misses, for tuning
     python benchmarks/bench_selection.py --split dev3 --train dev+dev2  # dev3 held out
+    python benchmarks/bench_selection.py --rotation         # dev2 .. dev5 held out in turn
+    python benchmarks/bench_selection.py --rotation --errors  # ... and their top-3 misses
     python benchmarks/bench_selection.py --split eval       # the held-out half: aggregates only
     python benchmarks/bench_selection.py --first-plan --runs 5  # cold cost of the first selection
     python benchmarks/bench_selection.py --first-plan --src ../other-checkout/src  # A/B
@@ -22,7 +24,7 @@ Selectors compared, on each half separately:
 
 Top-1 counts the first pattern when it is the row's ``label`` or ``also``; top-3 when
 either is among the first three; the strict figures count ``label`` only. Per-item
-results are printed only for the tuning splits ``dev``, ``dev2`` and ``dev3`` (``--errors``): the
+results are printed only for the tuning splits ``dev`` to ``dev5`` (``--errors``): the
 ``eval`` half is for measuring, never for tuning (benchmarks/intents/README.md), and runs
 only when asked for by name.
 """
@@ -57,8 +59,10 @@ from codelibrarian.techniques.registry import default_library  # noqa: E402
 
 INTENTS = ROOT / "benchmarks" / "intents" / "intents.jsonl"
 #: the later tuning splits, each in its own file
-EXTRA = {s: ROOT / "benchmarks" / "intents" / f"{s}.jsonl" for s in ("dev2", "dev3")}
-TUNING = ("dev", "dev2", "dev3")
+EXTRA = {
+    s: ROOT / "benchmarks" / "intents" / f"{s}.jsonl" for s in ("dev2", "dev3", "dev4", "dev5")
+}
+TUNING = ("dev", "dev2", "dev3", "dev4", "dev5")
 
 
 def load(split: str | None) -> list[dict[str, Any]]:
@@ -82,9 +86,9 @@ def baseline_ranker() -> Any:
 
 
 def example_model(train: str) -> Any:
-    """``bundled``: the shipped model (dev + dev2 + dev3); ``none``: no example vote;
+    """``bundled``: the shipped model (dev .. dev5); ``none``: no example vote;
     otherwise a model trained on the catalog and the named tuning splits only (``dev``,
-    ``dev2``, ``dev3`` joined by ``+``), so that the other splits are held-out checks."""
+    ``dev2`` .. ``dev5`` joined by ``+``), so that the other splits are held-out checks."""
     if train == "bundled":
         return True
     if train == "none":
@@ -185,6 +189,35 @@ print((time.perf_counter() - t0) * 1000, (time.perf_counter() - t1) * 1000)
 """
 
 
+#: the splits the rotation holds out in turn; each is scored with the vote and the
+#: nearest-example texts trained on every other tuning split (``dev`` included)
+ROTATION = ("dev2", "dev3", "dev4", "dev5")
+
+
+def rotation(selectors: list[str], errors: bool) -> dict[str, dict[str, Any]]:
+    """Each split of :data:`ROTATION` held out in turn, trained on the other tuning splits;
+    with ``errors``, print the held-out top-3 misses (tuning splits only, never eval)."""
+    out: dict[str, dict[str, Any]] = {}
+    for name in selectors:
+        means = Counter[str]()
+        for held in ROTATION:
+            train = "+".join(s for s in TUNING if s != held)
+            res = score(load(held), planner_ranker(name, train))
+            misses = res.pop("_misses")
+            out[f"{name}/{held}"] = res
+            for key in ("top1", "top3", "strict_top1", "strict_top3"):
+                means[key] += res[key]
+            for m in misses if errors else []:
+                if not {m["label"], m["also"]} & set(m["got"]):
+                    got = ", ".join(g.removeprefix("pattern_") for g in m["got"])
+                    also = f"/{m['also'].removeprefix('pattern_')}" if m["also"] else ""
+                    want = m["label"].removeprefix("pattern_") + also
+                    print(f"[{name}/{held}] want {want}; got {got}: {m['intent']}")
+        n = sum(len(load(h)) for h in ROTATION)
+        out[f"{name}/mean"] = {"n": n, **{k: round(v / len(ROTATION), 2) for k, v in means.items()}}
+    return out
+
+
 def first_plan(runs: int, src: Path) -> dict[str, float]:
     """Median wall time (ms) of a fresh process's first selection against the package in
     ``src``: the whole of it (imports, library, matchers, one ``select``) and the part
@@ -210,7 +243,9 @@ def first_plan(runs: int, src: Path) -> dict[str, float]:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument(
-        "--split", choices=("dev", "dev2", "dev3", "tuning", "eval", "all"), default="tuning"
+        "--split",
+        choices=("dev", "dev2", "dev3", "dev4", "dev5", "tuning", "eval", "all"),
+        default="tuning",
     )
     ap.add_argument("--selectors", default="embeddings,keywords,baseline")
     ap.add_argument("--errors", action="store_true", help="print misses (tuning splits only)")
@@ -226,7 +261,16 @@ def main() -> int:
         help="example vote: bundled (the shipped file), none, or tuning splits joined by +"
         " (dev, dev2, dev3, dev+dev2, ...)",
     )
+    ap.add_argument(
+        "--rotation",
+        action="store_true",
+        help="hold out dev2 .. dev5 in turn, training on the other tuning splits",
+    )
     args = ap.parse_args()
+    if args.rotation:
+        names = [n for n in args.selectors.split(",") if n != "baseline"]
+        _print(rotation(names, args.errors), args.json)
+        return 0
     if args.first_plan:
         print(json.dumps(first_plan(args.runs, args.src), indent=2))
         return 0
@@ -251,18 +295,20 @@ def main() -> int:
                     want = m["label"].removeprefix("pattern_")
                     also = f" (also {m['also'].removeprefix('pattern_')})" if m["also"] else ""
                     print(f"[{name}/{split}] want {want}{also}; got {got}: {m['intent']}")
-    if args.json:
-        print(json.dumps(out, indent=2))
-    else:
-        print(
-            f"{'selector/half':<22} {'n':>4} {'top1':>6} {'top3':>6} {'strict1':>8} {'strict3':>8}"
-        )
-        for key, r in out.items():
-            print(
-                f"{key:<22} {r['n']:>4} {r['top1']:>6} {r['top3']:>6} "
-                f"{r['strict_top1']:>8} {r['strict_top3']:>8}"
-            )
+    _print(out, args.json)
     return 0
+
+
+def _print(out: dict[str, dict[str, Any]], as_json: bool) -> None:
+    if as_json:
+        print(json.dumps(out, indent=2))
+        return
+    print(f"{'selector/half':<22} {'n':>4} {'top1':>6} {'top3':>6} {'strict1':>8} {'strict3':>8}")
+    for key, r in out.items():
+        print(
+            f"{key:<22} {r['n']:>4} {r['top1']:>6} {r['top3']:>6} "
+            f"{r['strict_top1']:>8} {r['strict_top3']:>8}"
+        )
 
 
 if __name__ == "__main__":

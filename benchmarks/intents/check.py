@@ -8,6 +8,8 @@
     python3 benchmarks/intents/check.py path/to/other.jsonl
     python3 benchmarks/intents/check.py benchmarks/intents/dev2.jsonl   # the second tuning split
     python3 benchmarks/intents/check.py benchmarks/intents/dev3.jsonl   # the third tuning split
+    python3 benchmarks/intents/check.py benchmarks/intents/dev4.jsonl   # the fourth tuning split
+    python3 benchmarks/intents/check.py benchmarks/intents/dev5.jsonl   # the fifth tuning split
 
 Exit status 0 when the file is valid, 1 with one line per problem otherwise. What is checked:
 the schema of every row, the 16 pattern ids, unique ids and intents, source links, the share of
@@ -64,6 +66,8 @@ SPLITS = ("dev", "eval")
 EXTRA_SPLITS: dict[str, tuple[str, ...]] = {
     "dev2": ("intents.jsonl",),
     "dev3": ("intents.jsonl", "dev2.jsonl"),
+    "dev4": ("intents.jsonl", "dev2.jsonl", "dev3.jsonl"),
+    "dev5": ("intents.jsonl", "dev2.jsonl", "dev3.jsonl", "dev4.jsonl"),
 }
 MIN_EXTRA = 100
 MIN_PER_PATTERN_EXTRA = 2
@@ -116,7 +120,7 @@ def check_row(row: object, where: str) -> list[str]:
     if not _text(row["why"]):
         problems.append(f"{where}: why is empty")
     if row["split"] not in (*SPLITS, *EXTRA_SPLITS):
-        problems.append(f"{where}: split {row['split']!r} is not dev, eval, dev2 or dev3")
+        problems.append(f"{where}: split {row['split']!r} is not dev, eval or a later tuning split")
     problems.extend(_check_source(row, where))
     return problems
 
@@ -211,9 +215,9 @@ def _check_balance(rows: list[dict[str, object]]) -> list[str]:
 
 
 def _check_extra(rows: list[dict[str, object]], split: str) -> list[str]:
-    """A later tuning split (dev2, dev3): only its own rows, large enough, every pattern present,
-    and nothing shared with the earlier files (no id, intent or source), so that it is new data
-    and eval stays unseen."""
+    """A later tuning split (dev2 to dev5): only its own rows, large enough, every pattern
+    present, and nothing shared with the earlier files (no id, intent or source), so that it is
+    new data and eval stays unseen."""
     problems = [
         f"split: {r['id']} is {r['split']!r} in a {split} file" for r in rows if r["split"] != split
     ]

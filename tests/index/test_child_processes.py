@@ -9,6 +9,7 @@ imported instead: they start with ``-P``, which keeps that folder off ``sys.path
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -25,12 +26,13 @@ SHADOW = {
 }
 
 
-def _wait_exit(proc: subprocess.Popen[bytes], seconds: float) -> int | None:
+def _wait_pid(pid: int, seconds: float) -> int | None:
+    """The exit code of our child ``pid`` once it ends, None after ``seconds``."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        code = proc.poll()
-        if code is not None:
-            return code
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
         time.sleep(0.05)
     return None
 
@@ -40,16 +42,48 @@ def test_the_background_indexer_ignores_modules_of_the_repository(tmp_path: Path
     (repo / ".librarian").mkdir(exist_ok=True)
     pid = background.start_background(repo)
     assert pid is not None
-    child = next(c for c in background._CHILDREN if c.pid == pid)
+    assert pid in background._CHILDREN
     try:
-        code = _wait_exit(child, 120)
+        code = _wait_pid(pid, 120)
     finally:
-        if child.poll() is None:
-            child.kill()
-            child.wait(timeout=30)
+        if code is None:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
     log = (repo / ".librarian" / "index.log").read_text(errors="replace")
     assert code == 0, log[-2000:]
     assert "shadowed" not in log
+
+
+def test_a_process_that_started_a_background_indexer_exits_without_a_warning(
+    tmp_path: Path,
+) -> None:
+    """The child is meant to outlive its starter: no ``Popen`` left to warn at exit."""
+    repo = make_repo(tmp_path / "r", {"app/billing.py": "def total(lines):\n    return 1\n"})
+    (repo / ".librarian").mkdir(exist_ok=True)
+    code = (
+        "import sys; from pathlib import Path; from codelibrarian.index import background;"
+        "pid = background.start_background(Path(sys.argv[1])); print(pid)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-W", "error", "-c", code, str(repo)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "ResourceWarning" not in done.stderr and "still running" not in done.stderr
+    pid = int(done.stdout)
+    deadline = time.monotonic() + 120  # the orphan finishes on its own (init reaps it)
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(pid, signal.SIGKILL)
+        raise AssertionError("the background indexer did not finish")
 
 
 def test_the_resident_server_ignores_modules_of_the_repository(tmp_path: Path) -> None:

@@ -34,7 +34,7 @@ def test_bundled_training_is_the_tuning_splits_and_never_eval() -> None:
         .read_text(encoding="utf-8")
         .splitlines()
     ]
-    assert shipped and {r["split"] for r in shipped} == {"dev", "dev2", "dev3"}
+    assert shipped and {r["split"] for r in shipped} == {"dev", "dev2", "dev3", "dev4", "dev5"}
     assert not eval_ids & {r["id"] for r in shipped}
     assert not eval_texts & {r["intent"] for r in shipped}
     assert not eval_texts & {
@@ -48,7 +48,7 @@ def test_bundled_training_is_the_tuning_splits_and_never_eval() -> None:
     assert check.returncode == 0, check.stderr
 
 
-@pytest.mark.parametrize("name", ["dev2.jsonl", "dev3.jsonl"])
+@pytest.mark.parametrize("name", ["dev2.jsonl", "dev3.jsonl", "dev4.jsonl", "dev5.jsonl"])
 def test_later_tuning_splits_are_valid_and_new(name: str) -> None:
     check = subprocess.run(
         [sys.executable, str(INTENTS / "check.py"), str(INTENTS / name)],
@@ -58,25 +58,30 @@ def test_later_tuning_splits_are_valid_and_new(name: str) -> None:
     assert "| **all** |" in check.stdout
 
 
-def test_dev3_rejects_a_row_shared_with_an_earlier_file(tmp_path: Path) -> None:
-    dev3 = _rows("dev3.jsonl")
-    earlier = _rows("dev2.jsonl")[0]
+@pytest.mark.parametrize(
+    ("split", "earlier"), [("dev3", "dev2"), ("dev4", "dev3"), ("dev5", "dev4")]
+)
+def test_a_later_split_rejects_a_row_shared_with_an_earlier_file(
+    tmp_path: Path, split: str, earlier: str
+) -> None:
+    rows = _rows(f"{split}.jsonl")
+    first = _rows(f"{earlier}.jsonl")[0]
     stolen = {
-        **dev3[0],
+        **rows[0],
         "id": "int-00000000aa",
         "intent": "a new text",
-        "source": earlier["source"],
-        "source_repo": earlier["source_repo"],
-        "source_kind": earlier["source_kind"],
+        "source": first["source"],
+        "source_repo": first["source_repo"],
+        "source_kind": first["source_kind"],
     }
-    bad = tmp_path / "dev3.jsonl"
-    bad.write_text("".join(json.dumps(r) + "\n" for r in [*dev3[1:], stolen]), encoding="utf-8")
+    bad = tmp_path / f"{split}.jsonl"
+    bad.write_text("".join(json.dumps(r) + "\n" for r in [*rows[1:], stolen]), encoding="utf-8")
     check = subprocess.run(
         [sys.executable, str(INTENTS / "check.py"), str(bad)],
         capture_output=True, text=True, check=False, timeout=60,
     )  # fmt: skip
     assert check.returncode == 1
-    assert "int-00000000aa: its source is already in dev2.jsonl" in check.stderr
+    assert f"int-00000000aa: its source is already in {earlier}.jsonl" in check.stderr
 
 
 def test_features_are_stems_and_pairs() -> None:

@@ -7,8 +7,8 @@ import random
 import pytest
 
 from codelibrarian.execution.traces import RunTrace, StepTrace
-from codelibrarian.planning.intent import decompose
-from codelibrarian.planning.selector import ASPECTS, WEIGHTS, select
+from codelibrarian.planning.intent import DecomposedIntent, decompose
+from codelibrarian.planning.selector import ASPECTS, WEIGHTS, Candidate, select
 from codelibrarian.planning.semantic import (
     EmbeddingMatcher,
     HybridMatcher,
@@ -130,3 +130,27 @@ def test_given_intent_replaces_the_decomposition(kw: tuple[KeywordMatcher, ...])
     intent = replace(decompose("look at this"), action="audit", actions=())
     s = select("look at this", default_library(), kw[0], kw[1], intent=intent)
     assert s.intent is intent
+
+
+def test_a_request_off_the_vocabulary_halves_the_action_and_domain_aspects(
+    kw: tuple[KeywordMatcher, ...],
+) -> None:
+    lib = default_library()
+    text = "Post a message to the team channel when the nightly job completes"
+    off_vocabulary = decompose(text, nearest=[("build", 600)])
+    worded = decompose("Add a message to the team channel when the nightly job completes")
+    assert (off_vocabulary.source, worded.source) == ("nearest_examples", "vocabulary")
+    assert off_vocabulary.action == worded.action == "build"
+
+    def feature(intent: DecomposedIntent) -> Candidate:
+        s = select(text, lib, kw[0], kw[1], intent=intent, examples=None)
+        return next(p for p in s.patterns if p.id == "pattern_feature_construction")
+
+    off, on = feature(off_vocabulary), feature(worded)
+    # 'build' is feature construction's first action: 1000 when a word said it, halved when
+    # only the nearest examples did, with the reason in the explanation
+    assert on.aspect("action").score == 1000
+    assert off.aspect("action").score == 500
+    assert off.aspect("domain").score == on.aspect("domain").score // 2
+    assert "no action word of the vocabulary matched" in off.aspect("action").why
+    assert "no action word" not in on.aspect("action").why

@@ -23,7 +23,9 @@ One run, under the index's writer lock (``lock.py``):
    file can satisfy an old import); a ``resolve_pending`` flag written in stage 1
    makes a killed run redo it.
 4. **derived** — once nothing is pending: the git co-change graph (when HEAD or
-   the file set changed) and the registered derived stages (``DERIVED``).
+   the file set changed), the cached file graphs (``graphdelta``: after an edit only
+   the edited files' neighbourhood is re-derived) and the registered derived stages
+   (``DERIVED``).
 
 A process killed at any point leaves committed batches only: the next run
 finds the remaining files listed (or new) and completes them.
@@ -443,6 +445,7 @@ def _index(
     if left == 0:
         stage("derived")
         notes += _refresh_cochange(root, store, cfg, set(listed), file_set_changed)
+        store.refresh_graphs()  # the next composition and the edge report start warm
         notes += _run_derived(root, store, cfg)
     store.set_meta({"workspace_stamp": stamp if stamp and left == 0 else ""})
     counts = store.counts()

@@ -17,7 +17,6 @@ protocol.
 from __future__ import annotations
 
 import contextlib
-import json
 import sqlite3
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -28,7 +27,7 @@ from typing import Protocol, runtime_checkable
 from ..errors import IndexCorrupt, NotFound
 from ..workspace.private import private_touch
 from ..workspace.state import State
-from . import graph
+from . import graph, graphdelta
 from .lock import writer_lock
 from .records import (
     EDGE_KINDS,
@@ -98,6 +97,9 @@ _CHUNK_COLS = (
     "c.id, f.path, c.start_line, c.end_line, c.symbol, c.kind, c.text, c.tokens, c.content_hash"
 )
 _FILE_COLS = "path, language, content_hash, size, tokens, parse_error"
+#: graph_cache rows kept together, one generation: the combined graph, the ref graph
+#: alone and what they were derived from (``graphdelta.Basis``)
+_DERIVED_KINDS = ("combined", "ref.packed", "graph.basis")
 
 
 class SqliteStore:
@@ -363,15 +365,9 @@ class SqliteStore:
         if kind not in EDGE_KINDS:
             raise ValueError(f"unknown edge kind {kind!r}; kinds are {', '.join(EDGE_KINDS)}")
         if kind == "cochange":
-            rows = self._conn.execute("SELECT src, dst, weight FROM cochange ORDER BY src, dst")
-            return [(r[0], r[1], int(r[2])) for r in rows]
+            return graphdelta.cochange_edges(self._conn)
         if kind == "import":
-            rows = self._conn.execute(
-                "SELECT f.path, i.resolved, COUNT(*) FROM imports i JOIN files f "
-                "ON f.id = i.file_id WHERE i.resolved IS NOT NULL AND i.resolved != f.path "
-                "GROUP BY f.path, i.resolved ORDER BY f.path, i.resolved"
-            )
-            return [(r[0], r[1], int(r[2])) for r in rows]
+            return graphdelta.import_edges(self._conn)
         return self._ref_edges()
 
     def imports_into(self, paths: Collection[str]) -> list[tuple[str, str]]:
@@ -394,9 +390,9 @@ class SqliteStore:
     def combined_graph(self) -> graph.PackedGraph:
         """The three file graphs combined (``graph.combine``), packed, cached by generation.
 
-        What ranking walks on every composition: loading it is a few milliseconds,
-        where rebuilding it from the edge lists took most of a second on a
-        2,000-file repository (``docs/index.md``).
+        What ranking walks on every composition: loading it is a few milliseconds.
+        After an edit it is brought up to date by re-deriving only the edited files'
+        neighbourhood (``graphdelta``), not rebuilt (``docs/index.md``).
         """
         gen = self.generation()
         row = self._conn.execute(
@@ -407,9 +403,64 @@ class SqliteStore:
                 return graph.PackedGraph.load(bytes(row[1]))
             except (ValueError, TypeError, EOFError):
                 pass  # an unreadable cache entry: rebuild it
-        packed = graph.pack(graph.combine({k: self.edges(k) for k in EDGE_KINDS}))
-        self._cache_derived("combined", gen, packed.dump())
-        return packed
+        return self.derived_graphs().combined
+
+    def refresh_graphs(self) -> None:
+        """Bring the cached file graphs up to this generation if they are behind."""
+        row = self._conn.execute(
+            "SELECT generation FROM graph_cache WHERE kind = 'combined'"
+        ).fetchone()
+        if row is None or int(row[0]) != self.generation():
+            self.derived_graphs()
+
+    def derived_graphs(self) -> graphdelta.Derived:
+        """The combined and ref graphs of the current content, with their basis: read
+        from the cache, brought up to date from an older one, or built; stored when
+        this store may write."""
+        gen = self.generation()
+        rows = {
+            str(kind): (int(g), bytes(data))
+            for kind, g, data in self._conn.execute(
+                "SELECT kind, generation, data FROM graph_cache WHERE kind IN (?, ?, ?)",
+                _DERIVED_KINDS,
+            )
+        }
+        old: graphdelta.Derived | None = None
+        if len(rows) == len(_DERIVED_KINDS) and len({g for g, _ in rows.values()}) == 1:
+            basis = graphdelta.Basis.load(rows["graph.basis"][1])
+            try:
+                if basis is not None:
+                    old = graphdelta.Derived(
+                        graph.PackedGraph.load(rows["combined"][1]),
+                        graph.PackedGraph.load(rows["ref.packed"][1]),
+                        basis,
+                    )
+            except (ValueError, TypeError, EOFError):
+                old = None
+            if old is not None and rows["combined"][0] == gen:
+                return old
+        with self._snapshot():
+            fresh = graphdelta.update(self._conn, old) if old is not None else None
+            derived = fresh if fresh is not None else graphdelta.build(self._conn)
+        for kind, data in zip(
+            _DERIVED_KINDS,
+            (derived.combined.dump(), derived.ref.dump(), derived.basis.dump()),
+            strict=True,
+        ):
+            self._cache_derived(kind, gen, data)
+        return derived
+
+    @contextmanager
+    def _snapshot(self) -> Iterator[None]:
+        """One read transaction, so derived data sees one committed state."""
+        if self._conn.in_transaction:
+            yield
+            return
+        self._conn.execute("BEGIN")
+        try:
+            yield
+        finally:
+            self._conn.execute("COMMIT")
 
     def _cache_derived(self, kind: str, gen: int, data: str | bytes) -> None:
         """Store derived data for this generation; never waits for a busy writer."""
@@ -424,22 +475,7 @@ class SqliteStore:
         self._conn.execute("PRAGMA busy_timeout = 30000")
 
     def _ref_edges(self) -> list[tuple[str, str, int]]:
-        gen = self.generation()
-        row = self._conn.execute(
-            "SELECT generation, data FROM graph_cache WHERE kind = 'ref'"
-        ).fetchone()
-        if row is not None and int(row[0]) == gen:
-            return [(a, b, int(w)) for a, b, w in json.loads(row[1])]
-        defs = self._conn.execute(
-            "SELECT DISTINCT s.name, f.path FROM symbols s JOIN files f ON f.id = s.file_id"
-        ).fetchall()
-        refs = self._conn.execute(
-            "SELECT f.path, r.name, SUM(r.count) FROM refs r JOIN files f ON f.id = r.file_id "
-            "GROUP BY f.path, r.name"
-        ).fetchall()
-        result = graph.reference_edges(defs, refs)
-        self._cache_derived("ref", gen, json.dumps(result, separators=(",", ":")))
-        return result
+        return graphdelta.unpack(self.derived_graphs().ref)
 
     def import_specs(self) -> list[tuple[str, str, int, str | None]]:
         """Every ``(path, spec, line, resolved)``, to re-resolve after files come or go."""

@@ -10,8 +10,8 @@ Both are trained on
 * the pattern catalog's own texts (every situation's example intents, its trigger and
   the pattern's description), and
 * the bundled training requests (:mod:`.training`): the ``dev`` half of
-  ``benchmarks/intents/intents.jsonl``, ``dev2.jsonl`` and ``dev3.jsonl``, labelled
-  by ``benchmarks/intents/LABELLING.md``; never the ``eval`` half.
+  ``benchmarks/intents/intents.jsonl`` and the later tuning splits ``dev2.jsonl`` to
+  ``dev5.jsonl``, labelled by ``benchmarks/intents/LABELLING.md``; never the ``eval`` half.
 
 A word that appears in the examples of one pattern and not the others weighs for that
 pattern; a word every pattern's examples use weighs for none. That is how the vote

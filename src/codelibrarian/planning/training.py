@@ -1,11 +1,11 @@
 """The bundled training requests: labelled examples the planner learns wording from.
 
 ``data/training_intents.jsonl`` holds the ``dev`` half of
-``benchmarks/intents/intents.jsonl`` and all of ``benchmarks/intents/dev2.jsonl`` and
-``benchmarks/intents/dev3.jsonl``,
-labelled by ``benchmarks/intents/LABELLING.md`` and written by
-``benchmarks/intents/export_training.py``. The ``eval`` half is never in it (a test
-checks), so that half stays a measurement of requests the planner has not seen.
+``benchmarks/intents/intents.jsonl`` and all of the later tuning splits
+(``benchmarks/intents/dev2.jsonl`` to ``dev5.jsonl``), labelled by
+``benchmarks/intents/LABELLING.md`` and written by ``benchmarks/intents/export_training.py``.
+The ``eval`` half is never in it (a test checks), so that half stays a measurement of
+requests the planner has not seen.
 """
 
 from __future__ import annotations
