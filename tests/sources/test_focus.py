@@ -77,9 +77,9 @@ def _stage(k: int) -> str:
 def test_a_diff_shows_the_lines_that_use_its_identifiers_in_another_file(
     tmp_path: Path,
 ) -> None:
-    """At 2,000 tokens, a file the change ripples into shows more of the lines naming
-    the change's identifiers (mid-function, framed by their signatures) than whole
-    functions would: twelve functions use the new setting, the best three fit whole."""
+    """At 2,000 tokens, a file the change ripples into shows the lines naming the
+    change's identifiers mid-function, framed by their signatures: twelve functions use
+    the new setting, about three fit whole."""
     consumer = "from pkg.settings import Settings\n\n\n" + "".join(_stage(k) for k in range(12))
     settings_py = "class Settings:\n    def __init__(self):\n        self.retries = 3\n"
     filler = {
@@ -116,7 +116,10 @@ def test_a_diff_shows_the_lines_that_use_its_identifiers_in_another_file(
     shown = [
         k for k in range(12) if f"    limit_{k} = settings.retry_budget_seconds * {k}\n" in text
     ]
-    assert len(shown) >= 4, shown  # whole functions alone show three
+    # the focus windows come first (best lines, ties by line number): the first two uses,
+    # whatever whole functions the equal-scored spans' tie-break adds (it is keyed by the
+    # workspace's secret, so it differs between repositories)
+    assert {0, 1} <= set(shown) and len(shown) >= 3, shown
     for k in shown:  # each window is framed by its function's signature
         assert f"def stage_{k}(records, settings):\n" in text
 
