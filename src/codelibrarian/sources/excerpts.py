@@ -6,17 +6,42 @@ Helpers the lanes share so every excerpt is made the same way:
 - :func:`prose_lines` — which lines of a definition are prose (a docstring, a
   comment block), so "bodies beat prose" when room is short;
 - :func:`fit_excerpt` — the longest excerpt within a cap: frame lines first,
-  prose dropped before code, then the tail cut.
+  prose dropped before code, then the tail cut;
+- :func:`word_lines`, :func:`focus_from_index`, :func:`focus_excerpt` — focus
+  windows: which lines of a file name the words a change or task names, scored,
+  and windows of ``WINDOW`` lines around the best of them, each with the
+  signature of the definition it sits in, under a cap.
+
+**Focus windows.** A file a change ripples into is often edited in several places,
+each deep inside a function; whole definitions show one or two of them before the
+budget runs out. A focus excerpt shows the lines most likely to change and their
+frames, the gaps rendered as the elision marker. Scores are integers and the
+order is total (score, then line number), so the same inputs give the same lines.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
 
 from ..composer.excerpt import render_excerpt
+from ..index.tokenize import name_parts
 from ..tokens import Tokenizer
 
-__all__ = ["Excerpt", "fit_excerpt", "numbered", "prose_lines"]
+__all__ = [
+    "WINDOW",
+    "Excerpt",
+    "fit_excerpt",
+    "focus_excerpt",
+    "focus_from_index",
+    "numbered",
+    "prose_lines",
+    "word_lines",
+]
+
+#: lines shown either side of a focus line when an excerpt is cut to windows
+WINDOW = 3
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 Excerpt = tuple[tuple[int, str], ...]
 
@@ -72,7 +97,11 @@ def _fits(tokenizer: Tokenizer, text: str, cap: int) -> bool:
 
 
 def fit_excerpt(
-    tokenizer: Tokenizer, lines: Excerpt, cap: int, *, keep: Iterable[int] = ()
+    tokenizer: Tokenizer,
+    lines: Excerpt,
+    cap: int,
+    *,
+    keep: Iterable[int] = (),
 ) -> Excerpt:
     """The longest form of ``lines`` whose rendering fits ``cap`` tokens.
 
@@ -107,3 +136,93 @@ def fit_excerpt(
             hi = mid - 1
     out = tuple(x for i, x in enumerate(code) if i < lo or x[0] in kept)
     return out if any(x[0] not in kept for x in out) else ()
+
+
+def word_lines(rows: Sequence[str]) -> dict[str, tuple[int, ...]]:
+    """Which lines (1-based) name each word: identifiers lower-cased, whole and in parts.
+
+    Task-independent, so a caller keeps it per file and index generation; a
+    task's focus is then a few look-ups (:func:`focus_from_index`).
+    """
+    found: dict[str, list[int]] = {}
+    for number, text in enumerate(rows, 1):
+        words: set[str] = set()
+        for ident in _WORD.findall(text):
+            words.update(name_parts(ident))
+        for word in words:
+            found.setdefault(word, []).append(number)
+    return {w: tuple(v) for w, v in found.items()}
+
+
+def focus_from_index(
+    index: Mapping[str, Sequence[int]],
+    strong: Iterable[str],
+    weak: Iterable[str] = (),
+) -> dict[int, int]:
+    """Focus scores of a file's lines, from its :func:`word_lines`: 2 points per distinct
+    ``strong`` word a line names, 1 per ``weak`` one. Lines naming none are left out."""
+    out: dict[int, int] = {}
+    strong_set = frozenset(w.lower() for w in strong)
+    for word in sorted(strong_set):
+        for number in index.get(word, ()):
+            out[number] = out.get(number, 0) + 2
+    for word in sorted(frozenset(w.lower() for w in weak) - strong_set):
+        for number in index.get(word, ()):
+            out[number] = out.get(number, 0) + 1
+    return out
+
+
+def focus_excerpt(
+    tokenizer: Tokenizer,
+    rows: Sequence[str],
+    focus: Mapping[int, int],
+    cap: int,
+    *,
+    frame_of: Mapping[int, tuple[int, ...]] | None = None,
+    least: int = 1,
+) -> Excerpt:
+    """Windows of ``WINDOW`` lines around a file's best focus lines, within ``cap`` tokens.
+
+    Focus lines scoring at least ``least`` are taken best first (score, then line
+    number); each brings its window and its frame (``frame_of[line]``: the
+    signature lines of the definition enclosing it). Empty when not even one
+    window fits.
+    """
+    n = len(rows)
+    best = sorted(
+        (k for k, v in focus.items() if v >= least and 1 <= k <= n), key=lambda k: (-focus[k], k)
+    )
+    frames = frame_of or {}
+    windows: list[tuple[int, ...]] = []
+    for k in best:
+        span = range(max(1, k - WINDOW), min(n, k + WINDOW) + 1)
+        windows.append((*frames.get(k, ()), *span))
+
+    def build(count: int) -> Excerpt:
+        chosen: set[int] = set()
+        for w in windows[:count]:
+            chosen.update(w)
+        return tuple((number, rows[number - 1]) for number in sorted(chosen))
+
+    def fits(count: int) -> bool:
+        return count == 0 or _fits(tokenizer, render_excerpt(build(count)), cap)
+
+    # the most windows that fit: start from an estimate (about four characters a
+    # token), then step to the exact answer, usually in one or two counts
+    k = 0
+    size = 0
+    chosen: set[int] = set()
+    for w in windows:
+        size += sum(len(rows[n - 1]) + 5 for n in sorted(set(w) - chosen)) // 4
+        if size > cap:
+            break
+        chosen.update(w)
+        k += 1
+    if fits(k):
+        while k < len(windows) and fits(k + 1):
+            k += 1
+    else:
+        while not fits(k - 1):
+            k -= 1
+        k -= 1
+    return build(k)

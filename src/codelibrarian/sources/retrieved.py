@@ -16,6 +16,16 @@ least a third of it (six lines or more) is offered as two candidates, its code
 at that relevance and its prose at half of it, so under pressure bodies beat
 prose. specificity 600; risk 300; recency from git.
 
+A **focus excerpt** (``semantic_match``, discriminator ``focus``) per top file, when
+the change or the task names identifiers: windows of ``excerpts.WINDOW`` lines
+either side of the file's best lines by focus score (2 points per strong word a
+line names, 1 per weak one; a line needs 2; at most
+``FOCUS_WINDOWS`` lines), each framed by the first line of the definition it sits
+in, cut to ``focus_cap(budget)`` tokens. Its relevance is the file's score share x
+``FOCUS_RELEVANCE`` / 1000; the file's spans merge into the same block around it.
+A file the change ripples into is often edited in several places deep inside
+functions: whole spans reach one or two of them, the windows reach more.
+
 ``test_context`` (budgets of 4,000 tokens and more): tests related to the
 changed files and the top five files, by import edges (the test imports the
 file) or by naming (``test_foo.py``, ``foo_test.go``, ``foo.test.ts`` for
@@ -36,7 +46,15 @@ from ..composer.excerpt import render_excerpt
 from ..composer.types import Candidate
 from ..query.locate import Span
 from .base import PLACEHOLDER, SourceContext, clamp
-from .excerpts import Excerpt, fit_excerpt, numbered, prose_lines
+from .excerpts import (
+    Excerpt,
+    fit_excerpt,
+    focus_excerpt,
+    focus_from_index,
+    numbered,
+    prose_lines,
+    word_lines,
+)
 from .ranking import FileRank, is_test_path, rank_files, rank_spans, request_for
 
 __all__ = ["RetrievedSource", "per_file_cap"]
@@ -50,6 +68,44 @@ _PROSE_MIN = 6  # ...and at least this many lines
 _OFFER_BUDGETS = 3
 #: span candidates kept per index generation (a resident server's calls share them)
 _SPAN_MEMO = 20_000
+
+
+#: (strong, weak) words a focus excerpt opens windows around (``focus_words``)
+FocusWords = tuple[tuple[str, ...], tuple[str, ...]]
+
+
+def focus_words(ctx: SourceContext) -> FocusWords:
+    """The words whose lines a focus excerpt shows: the change's identifiers and the
+    task's identifiers (strong), the task's keywords and their singular forms (weak)."""
+    cached = ctx.memo.get("retrieved.focus_words")
+    if cached is not None:
+        return cached  # type: ignore[no-any-return]
+    request = request_for(ctx)
+    strong = tuple(
+        sorted(
+            {w.lower() for w in request.diff_words}
+            | {i.replace("/", ".").split(".")[-1].lower() for i in request.identifiers}
+        )
+    )
+    weak = tuple(sorted(request.terms() - set(strong)))
+    words = (strong, weak)
+    ctx.memo["retrieved.focus_words"] = words
+    return words
+
+
+#: the focus excerpt's share of the budget (per mille; 0 turns it off) and relevance
+FOCUS_PERMILLE = 150
+FOCUS_RELEVANCE = 800
+FOCUS_MAX = 600
+#: a focus line names at least one strong word (2) or this many points of weak ones
+FOCUS_LEAST = 2
+#: focus lines a file's focus excerpt opens windows for at most (the best ones)
+FOCUS_WINDOWS = 16
+
+
+def focus_cap(budget: int) -> int:
+    """Token cap of one file's focus excerpt (windows around the lines a change names)."""
+    return clamp(budget * FOCUS_PERMILLE // 1000, 150, FOCUS_MAX)
 
 
 def per_file_cap(budget: int) -> int:
@@ -103,8 +159,12 @@ class RetrievedSource:
         top = ranking.top(clamp(ctx.budget // 400, 4, 20))
         best = max((f.score for f in top), default=0)
         offers: list[tuple[int, str, Span]] = []
+        words = focus_words(ctx)
         for rank in top:
-            offers.extend(self._file_spans(ctx, rank, best))
+            spans = self._file_spans(ctx, rank, best)
+            offers.extend(spans)
+            if FOCUS_PERMILLE and words[0]:
+                out.extend(self._focus(ctx, rank, best, spans, words))
         # best spans first across files, until they hold a few budgets' worth of
         # tokens: the rest would never be chosen and only cost time downstream
         offers.sort(key=lambda o: (-o[0], o[1], o[2].start, o[2].chunk_id))
@@ -140,6 +200,105 @@ class RetrievedSource:
         return out
 
     @staticmethod
+    def _focus(
+        ctx: SourceContext,
+        rank: FileRank,
+        best: int,
+        spans: list[tuple[int, str, Span]],
+        words: FocusWords,
+    ) -> list[Candidate]:
+        """Windows around the file's lines that name the change's or task's identifiers.
+
+        One excerpt per file: the best-scoring lines (2 per strong word, 1 per weak
+        one, at least one strong word), each with ``WINDOW`` lines either side and
+        the first line of the definition enclosing it as a frame, within
+        ``focus_cap``. It counts like the file's best possible span.
+        """
+        rows = ctx.lines(rank.path)
+        if not rows:
+            return []
+        index_memo: dict[str, dict[str, tuple[int, ...]]] = ctx.memo.setdefault(
+            "shared", {}
+        ).setdefault("retrieved.words", {})
+        index = index_memo.get(rank.path)
+        if index is None:
+            index = word_lines(rows)
+            if len(index_memo) < _SPAN_MEMO:
+                index_memo[rank.path] = index
+        scores = focus_from_index(index, *words)
+        # only the lines a window could be opened for: the best ones, in a total order
+        ranked = sorted(
+            (n for n, v in scores.items() if v >= FOCUS_LEAST), key=lambda n: (-scores[n], n)
+        )
+        focus = {n: scores[n] for n in ranked[:FOCUS_WINDOWS]}
+        if not focus:
+            return []
+        frame_of: dict[int, tuple[int, ...]] = {}
+        # each line's owner: the smallest definition whose own lines hold it
+        owned = sorted(
+            (
+                (s.end - s.start, s.start, a, b, s)
+                for _, _, s in spans
+                if s.kind != "module"
+                for a, b in s.own
+            ),
+            key=lambda t: (t[0], t[1], t[2], t[3], t[4].chunk_id),
+        )
+        for number in ranked[:FOCUS_WINDOWS]:
+            owner = None
+            for _, _, a, b, s in owned:
+                if a <= number <= b:
+                    owner = s
+                    break
+            if owner is None:
+                continue
+            # the definition's first non-blank line (a chunk may start at a blank line)
+            head = next((n for n in range(owner.start, number) if rows[n - 1].strip()), number)
+            if head != number:
+                frame_of[number] = (*owner.frame, head)
+        share = rank.score * 1000 // best if best else 0
+        relevance = share * FOCUS_RELEVANCE // 1000
+        cap = focus_cap(ctx.budget)
+        key = (
+            rank.path,
+            tuple(focus.items()),
+            tuple(sorted(frame_of.items())),
+            relevance,
+            cap,
+            ctx.recency.get(rank.path, 0),
+            ctx.tokenizer.name,
+        )
+        # like the spans', the excerpt depends only on these and the file's lines
+        made_before: dict[tuple[object, ...], list[Candidate]] = ctx.memo.setdefault(
+            "shared", {}
+        ).setdefault("retrieved.focus", {})
+        made = made_before.get(key)
+        if made is None:
+            fitted = focus_excerpt(ctx.tokenizer, rows, focus, cap, frame_of=frame_of)
+            made = []
+            if fitted:
+                made.append(
+                    ctx.candidate(
+                        kind="semantic_match",
+                        lane="retrieved",
+                        path=rank.path,
+                        content=render_excerpt(fitted),
+                        title=rank.path,
+                        discriminator="focus",
+                        relevance=relevance,
+                        specificity=600,
+                        risk=300,
+                        recency_bucket=ctx.recency.get(rank.path, 0),
+                        lines=(fitted[0][0], fitted[-1][0]),
+                        language=_language(rank.path),
+                        excerpt=fitted,
+                    )
+                )
+            if len(made_before) < _SPAN_MEMO:
+                made_before[key] = made
+        return made
+
+    @staticmethod
     def _file_spans(ctx: SourceContext, rank: FileRank, best: int) -> list[tuple[int, str, Span]]:
         """``(relevance, path, span)`` for the file's best spans."""
         rows = ctx.lines(rank.path)
@@ -160,7 +319,12 @@ class RetrievedSource:
 
     @staticmethod
     def _span(
-        ctx: SourceContext, rows: list[str], span: Span, *, relevance: int, cap: int
+        ctx: SourceContext,
+        rows: list[str],
+        span: Span,
+        *,
+        relevance: int,
+        cap: int,
     ) -> list[Candidate]:
         path = span.path
         lines = numbered(rows, span.own, span.frame)
@@ -171,8 +335,8 @@ class RetrievedSource:
             first = lines[len(span.frame)][0] if body_count > 0 else 0
             keep = {*span.frame, first}
             code = tuple(x for x in lines if x[0] not in prose or x[0] in keep)
-            words = tuple(x for x in lines if x[0] in prose or x[0] in keep)
-            parts = [("", code, relevance), ("prose", words, relevance // 2)]
+            told = tuple(x for x in lines if x[0] in prose or x[0] in keep)
+            parts = [("", code, relevance), ("prose", told, relevance // 2)]
         else:
             parts = [("", lines, relevance)]
         out: list[Candidate] = []
