@@ -16,7 +16,6 @@ rounds of all runs; load averages printed.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import statistics
 import subprocess
@@ -28,6 +27,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "benchmarks"))
 from bench_first_pack import clone, make_origin  # noqa: E402
+from bench_scale import run_side  # noqa: E402
 
 TASK = "json decoder: report the line and column of a trailing comma"
 FILES = (
@@ -67,17 +67,10 @@ print(json.dumps({"edited": edited, "warm": warm}))
 
 
 def run(src: Path, repo: Path, rounds: int) -> dict[str, list[float]]:
-    env = {**os.environ, "PYTHONPATH": str(src), "LIBRARIAN_NO_RESIDENT": "1"}
-    done = subprocess.run(
-        [sys.executable, "-c", _CHILD, str(repo), str(rounds), ",".join(FILES), TASK],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
+    os.environ["LIBRARIAN_NO_RESIDENT"] = "1"  # passed on to the run's interpreter
+    out: dict[str, list[float]] = run_side(
+        _CHILD, [str(repo), str(rounds), ",".join(FILES), TASK], src, "the edit loop"
     )
-    if done.returncode != 0:
-        raise SystemExit(f"run failed: {done.stderr[-2000:]}")
-    out: dict[str, list[float]] = json.loads(done.stdout.splitlines()[-1])
     return out
 
 

@@ -91,6 +91,19 @@ def test_graphs_after_edits_equal_a_full_build(
         _cached_equals_full(repo)
 
 
+def _count_builds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A list that grows by one at every full build from now on."""
+    builds: list[int] = []
+    real_build = graphdelta.build
+
+    def counted(conn: sqlite3.Connection) -> graphdelta.Derived:
+        builds.append(1)
+        return real_build(conn)
+
+    monkeypatch.setattr(graphdelta, "build", counted)
+    return builds
+
+
 def test_an_edit_is_applied_without_a_full_build(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -100,18 +113,11 @@ def test_an_edit_is_applied_without_a_full_build(
     }
     repo = make_repo(tmp_path / "r", files)
     index_workspace(repo)
-    builds: list[int] = []
-    real_build = graphdelta.build
-
-    def counted(conn: sqlite3.Connection) -> graphdelta.Derived:
-        builds.append(1)
-        return real_build(conn)
-
-    monkeypatch.setattr(graphdelta, "build", counted)
+    builds = _count_builds(monkeypatch)
     write_files(repo, {FILES[3]: files[FILES[3]] + "\n\ndef retry_after_ms(x):\n    return x\n"})
     index_workspace(repo)
     assert builds == []  # the indexer brought the cache up to date incrementally
-    monkeypatch.setattr(graphdelta, "build", real_build)
+    monkeypatch.undo()
     _cached_equals_full(repo)
 
 
@@ -120,14 +126,7 @@ def test_files_that_come_or_go_rebuild_the_graphs(
 ) -> None:
     repo = make_repo(tmp_path / "r", {"a.py": "def load(x):\n    return x\n", "b.py": "load(1)\n"})
     index_workspace(repo)
-    builds: list[int] = []
-    real_build = graphdelta.build
-
-    def counted(conn: sqlite3.Connection) -> graphdelta.Derived:
-        builds.append(1)
-        return real_build(conn)
-
-    monkeypatch.setattr(graphdelta, "build", counted)
+    builds = _count_builds(monkeypatch)
     write_files(repo, {"c.py": "load(2)\n"})
     index_workspace(repo)
     assert builds == [1]  # a new file may satisfy other files' imports: rebuilt
