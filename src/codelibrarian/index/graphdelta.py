@@ -231,6 +231,8 @@ class _Plan:
     defs: dict[str, set[str]]
     imports: Edges
     cochange: Edges
+    #: path -> content hash, now
+    hashes: dict[str, str]
 
 
 def _plan(conn: sqlite3.Connection, basis: Basis) -> _Plan | None:
@@ -265,7 +267,7 @@ def _plan(conn: sqlite3.Connection, basis: Basis) -> _Plan | None:
     redo = changed | moved | _referrers(conn, relevant)
     if len(redo) * 1000 > len(hashes) * _MAX_SHARE_PERMILLE:
         return None
-    return _Plan(redo, now, imports, cochange)
+    return _Plan(redo, now, imports, cochange, hashes)
 
 
 def _splice(old: graph.PackedGraph, redo: set[str], rows: Edges) -> graph.PackedGraph:
@@ -322,11 +324,10 @@ def update(conn: sqlite3.Connection, old: Derived) -> Derived | None:
         [e for e in plan.imports if e[0] in redo],
         [e for e in plan.cochange if e[0] in redo],
     )
-    hashes = dict(conn.execute("SELECT path, content_hash FROM files"))
     kept = dict(old.basis.defs)
     for path, names in plan.defs.items():
         kept[path] = tuple(sorted(names))
-    basis = Basis(hashes, dict(sorted(kept.items())), plan.imports, plan.cochange)
+    basis = Basis(plan.hashes, dict(sorted(kept.items())), plan.imports, plan.cochange)
     return Derived(_splice(old.combined, redo, combined), _splice(old.ref, redo, ref_only), basis)
 
 
