@@ -99,17 +99,22 @@ def test_state_folder_that_is_a_file(repo: Path) -> None:
 # --------------------------------------------------- as an unprivileged user
 
 
+#: run as root, these tests drop to ``nobody``; run as anyone else, that user is
+#: already unprivileged and the commands run as it
+AS_ROOT = os.geteuid() == 0
+UNPRIVILEGED = NOBODY if AS_ROOT else os.geteuid()
+
+
 @pytest.fixture
 def shared_repo() -> Iterator[Path]:
-    """A repository owned by ``nobody`` in a folder everyone can enter."""
-    if os.geteuid() != 0:
-        pytest.skip("needs root to run a command as nobody")
+    """A repository owned by the unprivileged user in a folder everyone can enter."""
     base = Path(tempfile.mkdtemp(prefix="librarian-nobody-"))
     base.chmod(0o755)
     root = make_repo(base / "shop", FILES)
     (base / "home").mkdir()
-    for path in [base, *base.rglob("*")]:
-        os.chown(path, NOBODY, NOBODY, follow_symlinks=False)
+    if AS_ROOT:
+        for path in [base, *base.rglob("*")]:
+            os.chown(path, NOBODY, NOBODY, follow_symlinks=False)
     try:
         yield root
     finally:
@@ -128,8 +133,9 @@ def _as_nobody(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     }
 
     def drop() -> None:
-        os.setgid(NOBODY)
-        os.setuid(NOBODY)
+        if AS_ROOT:
+            os.setgid(NOBODY)
+            os.setuid(NOBODY)
 
     return subprocess.run(
         [sys.executable, "-m", "codelibrarian", *args],
@@ -162,7 +168,7 @@ def test_read_only_state_folder_is_a_workspace_error(shared_repo: Path) -> None:
 def test_unreadable_config_is_a_config_error(shared_repo: Path) -> None:
     toml = shared_repo / "librarian.toml"
     toml.write_text("[budget]\ntotal_tokens = 4000\n", encoding="utf-8")
-    os.chown(toml, NOBODY, NOBODY)
+    os.chown(toml, UNPRIVILEGED, UNPRIVILEGED)
     toml.chmod(0o000)
     result = _as_nobody(shared_repo, "compose", "apply discount")
     _clean(result, 3)

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -161,16 +164,49 @@ def test_nul_after_the_sniff_window_is_text(tmp_path: Path) -> None:
     assert result.skipped == (Skip("early.txt", "binary"),)
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root can read files without permission")
-def test_unreadable_file_is_recorded(tmp_path: Path) -> None:
-    root = tmp_path / "p"
-    write_files(root, {"a.py": "a\n", "locked.py": "secret\n"})
-    (root / "locked.py").chmod(0)
+#: ``nobody``: root reads any file, so as root the scan runs as this user
+NOBODY = 65534
+_SCAN = (
+    "import sys; from pathlib import Path;"
+    "from codelibrarian.workspace.files import scan_workspace;"
+    "r = scan_workspace(Path(sys.argv[1]));"
+    "print([p.path for p in r.files]); print([(k.path, k.reason) for k in r.skipped])"
+)
+
+
+def test_unreadable_file_is_recorded() -> None:
+    """A file without read permission is skipped as unreadable (as root, the scan runs
+    as ``nobody``, for whom the permission holds)."""
+    as_root = os.geteuid() == 0
+    base = Path(tempfile.mkdtemp(prefix="librarian-unreadable-"))
     try:
-        result = scan_workspace(root)
+        base.chmod(0o755)
+        root = base / "p"
+        write_files(root, {"a.py": "a\n", "locked.py": "secret\n"})
+        for path in [base, *base.rglob("*")]:
+            if as_root:
+                os.chown(path, NOBODY, NOBODY)
+        (root / "locked.py").chmod(0)
+
+        def drop() -> None:
+            if as_root:
+                os.setgid(NOBODY)
+                os.setuid(NOBODY)
+
+        done = subprocess.run(
+            [sys.executable, "-c", _SCAN, str(root)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            preexec_fn=drop,
+            check=False,
+        )
     finally:
-        (root / "locked.py").chmod(0o644)
-    assert result.skipped == (Skip("locked.py", "unreadable"),)
+        shutil.rmtree(base, ignore_errors=True)
+    assert done.returncode == 0, done.stderr[-2000:]
+    files, skipped = done.stdout.splitlines()
+    assert files == "['a.py']"
+    assert skipped == "[('locked.py', 'unreadable')]"
 
 
 def test_unreadable_file_is_recorded_even_as_root(
