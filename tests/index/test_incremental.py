@@ -210,24 +210,3 @@ def test_a_version_1_index_migrates_to_grouped_references(tmp_path: Path) -> Non
         ("x", 1, "5"),
     ]
     conn.close()
-
-
-def test_search_leaves_one_character_parts_of_words_out(tmp_path: Path) -> None:
-    """``c`` and ``0`` of ``stm32c0`` weigh next to nothing and match most chunks: they are
-    not searched; a one-character word of the query (``x``) still is."""
-    files = {
-        "a.py": "def checkout(x):\n    return x\n",
-        "b.py": "def stm32c0_init(cart):\n    return cart\n",
-        "c.py": "def other(x, y):\n    return x + y\n",
-    }
-    repo = make_repo(tmp_path / "r", files)
-    index_workspace(repo)
-    with open_store(repo, readonly=True) as store:
-
-        def found(query: str) -> list[tuple[str, int]]:
-            return [(h.path, h.score) for h in store.search(query, 10)]
-
-        assert found("stm32c0") == found("stm32c0 stm 32")  # no c, no 0
-        assert found("stm32c0 c") != found("stm32c0")  # c written as a word is searched
-        assert {p for p, _ in found("x")} == {"a.py", "c.py"}
-        assert {p for p, _ in found("x checkout")} == {"a.py", "c.py"}

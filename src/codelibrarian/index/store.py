@@ -48,7 +48,7 @@ from .schema import (
     migrate,
     symbol_part_rows,
 )
-from .tokenize import name_parts, query_terms, query_words
+from .tokenize import name_parts, query_terms
 
 __all__ = ["SqliteStore", "Storage", "index_path", "open_store", "writer_lock"]
 
@@ -336,15 +336,8 @@ class SqliteStore:
         return [Chunk(*r) for r in rows]
 
     def search(self, query: str, limit: int = 20) -> list[ChunkHit]:
-        """BM25 over chunks; integer scores (x1000, higher is better), ties by path then line.
-
-        One-character parts of a longer word (``c`` and ``0`` of ``stm32c0``) are left
-        out: they match a large share of all chunks (in a 20,000-file sample, ``c`` 44 %
-        of them), which FTS5 scores row by row, for next to no weight (their IDF is
-        near zero). A one-character word of the query itself (``x``) is kept.
-        """
-        words = {w.lower() for w in query_words(query)}
-        terms = [t for t in query_terms(query) if len(t) > 1 or t in words]
+        """BM25 over chunks; integer scores (x1000, higher is better), ties by path then line."""
+        terms = query_terms(query)
         if not terms or limit <= 0:
             return []
         match = " OR ".join(f'"{t}"' for t in terms)

@@ -10,14 +10,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-__all__ = [
-    "identifier_parts",
-    "identifiers",
-    "name_parts",
-    "parts_text",
-    "query_terms",
-    "query_words",
-]
+__all__ = ["identifier_parts", "identifiers", "name_parts", "parts_text", "query_terms"]
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+")
@@ -80,11 +73,6 @@ def parts_text(*texts: str) -> str:
         if parts:
             seen.update(parts)
     return " ".join(sorted(seen))
-
-
-def query_words(query: str) -> list[str]:
-    """The words of a free-text query as written (``query_terms`` adds their parts)."""
-    return _WORD.findall(query)
 
 
 def query_terms(query: str) -> list[str]:
