@@ -1,15 +1,18 @@
-"""The faster ranking paths answer exactly what the plain definitions answer.
+"""The faster ranking paths answer what their plain definitions answer.
 
-PageRank sums inflows in a canonical edge order and stops at a tolerance (held to its
-plain definition, the fixed point's bound and any order of the stored edges); span ranking keeps each chunk's words with the file's layout and builds only
-the best ``limit`` spans; chunk words are found on lower-cased ASCII text. Each
-property compares the fast path with the plain one on drawn inputs.
+PageRank sums inflows in a canonical edge order and stops at a tolerance: held to its
+plain edge-by-edge definition, the fixed point's error bound and any order of the
+stored edges, and its sorted graph is kept per index generation. Span ranking keeps
+each chunk's words with the file's layout and builds only the best ``limit`` spans;
+chunk words are found on lower-cased ASCII text. Each property compares the fast path
+with the plain one on drawn inputs.
 """
 
 from __future__ import annotations
 
 import heapq
 import random
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -239,3 +242,48 @@ def test_graph_signal_is_the_normalized_ranking(
     assert got[2] == [
         p for p, _ in heapq.nsmallest(best, normalized.items(), key=locate._best_first)
     ]
+
+
+def test_the_canonical_graph_is_rebuilt_for_a_new_index_generation(tmp_path: Path) -> None:
+    """The sorted graph is kept per index generation: a write that adds an import edge
+    gives the next compose a graph that has it (and the same graph while nothing moved)."""
+    from codelibrarian.api import Librarian
+    from codelibrarian.config import Config, IndexConfig
+    from tests.helpers import make_repo, write_files
+
+    repo = make_repo(
+        tmp_path / "r",
+        {
+            "pkg/__init__.py": "",
+            "pkg/ledger.py": "def ledger_total(lines):\n    return sum(lines)\n",
+            "pkg/report.py": "from pkg.ledger import ledger_total\n\n\ndef report(x):\n"
+            "    return ledger_total(x)\n",
+        },
+    )
+    task = "fix the ledger total in the report"
+    with Librarian(repo, Config(index=IndexConfig(background=False))) as lib:
+        lib.compose(task, budget=2000, use_cache=False, record=False)
+        first = lib._ws.memo["ranking.graph"]
+        lib.compose(task + " again", budget=2000, use_cache=False, record=False)
+        assert lib._ws.memo["ranking.graph"] is first  # same generation: kept
+        write_files(
+            repo,
+            {
+                "pkg/audit.py": "from pkg.ledger import ledger_total\n\n\ndef audit(x):\n"
+                "    return ledger_total(x)\n"
+            },
+        )
+        lib.compose(task, budget=2000, use_cache=False, record=False)
+        second = lib._ws.memo["ranking.graph"]
+    assert second is not first
+    ends = [*second.starts.tolist()[1:], len(second.src)]
+    runs = {
+        second.order[t]: [second.order[i] for i in second.src[a:b].tolist()]
+        for t, a, b in zip(second.targets.tolist(), second.starts.tolist(), ends, strict=True)
+    }
+    assert "pkg/audit.py" in runs["pkg/ledger.py"]
+    assert "pkg/audit.py" not in first.order
+    # the canonical order: targets ascending, each target's sources ascending
+    assert second.targets.tolist() == sorted(set(second.targets.tolist()))
+    for sources in runs.values():
+        assert [second.index[s] for s in sources] == sorted(second.index[s] for s in sources)
