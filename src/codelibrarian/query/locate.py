@@ -94,6 +94,8 @@ _TASK_HITS = 200
 _DIFF_HITS = 120
 _SEEDS_FROM_TEXT = 10
 _PR_ITERATIONS = 60
+#: PageRank stops once a step moves less than this in all (L1; see :func:`pagerank`)
+PR_TOLERANCE = 1e-6
 _GRAPH_CANDIDATES = 200
 _QUOTED_MIN = 6
 
@@ -248,18 +250,44 @@ def _languages(store: Storage, shared: dict[str, Any]) -> dict[str, str]:
 class _Graph:
     """The combined graph as arrays, built once per index generation.
 
-    ``out_edges`` is each node's edge count when the edges are grouped by source in
-    node order (the packed graph's order): a node's rank is then repeated once per
-    edge instead of gathered edge by edge (the same values, in the same order).
+    The edges are kept in their canonical inflow order: by target, then by source
+    position (the node order), whatever order the packed graph gave them in.
+    ``src`` and ``norm`` are each edge's source and its share of the source's
+    out-weight in that order; ``starts`` where each target's run of edges begins
+    and ``targets`` that target. A step gathers every edge's share of its source's
+    rank and sums each run with one ``reduceat``: the same additions in the same
+    order on every run, for any order of the stored edges.
     """
 
     order: tuple[str, ...]
     index: dict[str, int]
     src: np.ndarray
-    dst: np.ndarray
     norm: np.ndarray
+    starts: np.ndarray
+    targets: np.ndarray
     dangling: np.ndarray
-    out_edges: np.ndarray | None
+
+
+def _build_graph(order: tuple[str, ...], src: Any, dst: Any, weight: Any) -> _Graph:
+    """A :class:`_Graph` from edge arrays (node positions and integer weights), in any order."""
+    import numpy as np
+
+    n = len(order)
+    src = np.asarray(src, dtype=np.int64)
+    dst = np.asarray(dst, dtype=np.int64)
+    wts = np.asarray(weight, dtype=np.int64).astype(np.float64)
+    out = np.bincount(src, weights=wts, minlength=n) if n else np.zeros(0)
+    # canonical inflow order: by target, then source, then weight (a total key on edges)
+    canon = np.lexsort((wts, src, dst)) if len(src) else np.zeros(0, dtype=np.int64)
+    src, dst, wts = src[canon], dst[canon], wts[canon]
+    norm = wts / out[src] if len(src) else np.zeros(0)
+    starts = (
+        np.flatnonzero(np.concatenate(([True], dst[1:] != dst[:-1])))
+        if len(dst)
+        else np.zeros(0, dtype=np.int64)
+    )
+    index = {name: i for i, name in enumerate(order)}
+    return _Graph(order, index, src, norm, starts, dst[starts], np.flatnonzero(out == 0))
 
 
 def _graph(store: Storage, shared: dict[str, Any]) -> _Graph:
@@ -269,17 +297,12 @@ def _graph(store: Storage, shared: dict[str, Any]) -> _Graph:
     if isinstance(cached, _Graph):
         return cached
     packed = store.combined_graph()  # the combined edges, stored with the index
-    order = packed.order
-    index = {name: i for i, name in enumerate(order)}
-    n = len(order)
-    src = np.frombuffer(packed.src, dtype="<i8")
-    dst = np.frombuffer(packed.dst, dtype="<i8")
-    wts = np.frombuffer(packed.weight, dtype="<i8").astype(np.float64)
-    out = np.bincount(src, weights=wts, minlength=n) if n else np.zeros(0)
-    norm = wts / out[src] if len(src) else np.zeros(0)
-    grouped = bool(np.all(src[1:] >= src[:-1])) if len(src) else False
-    out_edges = np.bincount(src, minlength=n) if grouped else None
-    graph = _Graph(order, index, src, dst, norm, np.flatnonzero(out == 0), out_edges)
+    graph = _build_graph(
+        packed.order,
+        np.frombuffer(packed.src, dtype="<i8"),
+        np.frombuffer(packed.dst, dtype="<i8"),
+        np.frombuffer(packed.weight, dtype="<i8"),
+    )
     shared["ranking.graph"] = graph
     return graph
 
@@ -287,10 +310,13 @@ def _graph(store: Storage, shared: dict[str, Any]) -> _Graph:
 def pagerank(store: Storage, shared: dict[str, Any], seeds: Mapping[str, int]) -> dict[str, int]:
     """Personalized PageRank (damping 0.85) in parts per million over the combined graph.
 
-    Power iteration from the seed vector, at most :data:`_PR_ITERATIONS` steps
-    (fewer once a step moves less than 1e-9 in all). Each step sums every node's
-    inflow edge by edge in the packed order, so the floats, and the rounded
-    answer, are the same on every run.
+    Power iteration from the seed vector (a dangling file's rank returns to the
+    seeds), stopped once a step moves less than :data:`PR_TOLERANCE` in all (L1),
+    at most :data:`_PR_ITERATIONS` steps. The remaining error is then at most
+    ``0.85 / 0.15`` times that step (the step map is an L1 contraction by 0.85), a
+    few parts per million in all. Each step sums every node's inflows in the
+    canonical edge order (:class:`_Graph`), so the floats, and the rounded answer,
+    are the same on every run and for any order of the stored edges.
     """
     g = _graph(store, shared)
     if not g.order:
@@ -313,14 +339,16 @@ def _pagerank_ppm(g: _Graph, seeds: Mapping[str, int]) -> np.ndarray:
     restart = 0.15 * p
     r = p.copy()
     along = np.empty(len(g.src), dtype=np.float64)  # each edge's share of its source's rank
+    flow = np.zeros(n, dtype=np.float64)
     for _ in range(_PR_ITERATIONS):
-        at_src = np.repeat(r, g.out_edges) if g.out_edges is not None else r[g.src]
-        np.multiply(at_src, g.norm, out=along)
-        flow = np.bincount(g.dst, weights=along, minlength=n)
+        if len(along):
+            np.take(r, g.src, out=along)
+            np.multiply(along, g.norm, out=along)
+            flow[g.targets] = np.add.reduceat(along, g.starts)
         nxt = 0.85 * (flow + r[g.dangling].sum() * p) + restart
         delta = float(np.abs(nxt - r).sum())
         r = nxt
-        if delta < 1e-9:
+        if delta < PR_TOLERANCE:
             break
     return np.rint(r * 1_000_000).astype(np.int64)
 
