@@ -245,10 +245,18 @@ class BpeTokenizer:
         """The exact count of ``text`` if it is at most ``limit`` tokens, else None.
 
         The backend stops once past the limit, so testing a long text against a cap
-        costs about the cap, not the text. Not cached (the answer depends on limit).
+        costs about the cap, not the text. A text whose full count is cached (see
+        :meth:`count`) is answered from it; other answers are not kept (they depend on
+        the limit).
         """
         if not text:
             return 0
+        if self._cache:
+            key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+            with self._lock:
+                hit = self._cache.get(key)
+            if hit is not None:
+                return hit if hit <= limit else None
         got: int | None = _encoder(self._encoding).count_till_limit(_clean(text), limit)
         return got
 

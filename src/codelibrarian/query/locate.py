@@ -34,9 +34,10 @@ import bisect
 import heapq
 import posixpath
 import re
+import sys
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ..index.records import Chunk, ChunkHit
@@ -60,6 +61,7 @@ __all__ = [
     "quoted_strings",
     "rank_spans",
     "variants",
+    "warm_layout",
 ]
 
 #: every signal name :class:`LocateRequest.off` accepts
@@ -655,7 +657,7 @@ def _layout(store: Storage, path: str, chunks: Sequence[Chunk] | None) -> _Layou
         out.append(
             _Part(
                 index,
-                c,
+                replace(c, text=""),  # scoring reads only the words: layouts stay small
                 own,
                 frame,
                 _words(c.text),
@@ -667,11 +669,24 @@ def _layout(store: Storage, path: str, chunks: Sequence[Chunk] | None) -> _Layou
     return tuple(out)
 
 
+def warm_layout(store: Storage, path: str, shared: dict[str, Any]) -> int:
+    """Build ``path``'s span layout into ``shared`` (the memo :func:`rank_spans` reads)
+    ahead of a call that needs it; returns its size in words (0 when it was there
+    already), for a caller that bounds what it keeps. The layout is the one
+    ``rank_spans`` would build itself, so warming never changes an answer."""
+    layouts: dict[str, _Layout] = shared.setdefault("locate.spans", {})
+    if path in layouts:
+        return 0
+    layout = layouts[path] = _layout(store, path, None)
+    return sum(len(part.words) for part in layout)
+
+
 def _words(text: str) -> frozenset[str]:
     """The lower-cased words of a chunk."""
+    # interned: a warm process keeps the layouts of thousands of files, whose words repeat
     if text.isascii():  # lower-casing ASCII first finds the same words, lower-cased
-        return frozenset(_WORD.findall(text.lower()))
-    return frozenset(w.lower() for w in _WORD.findall(text))
+        return frozenset(map(sys.intern, _WORD.findall(text.lower())))
+    return frozenset(sys.intern(w.lower()) for w in _WORD.findall(text))
 
 
 def _span_key(item: tuple[int, _Part, dict[str, int]]) -> tuple[int, int, int]:
