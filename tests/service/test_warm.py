@@ -80,7 +80,7 @@ def test_a_warmed_librarian_composes_byte_identical_packs(repo: Path) -> None:
 def test_the_most_imported_files_come_first_and_the_word_bound_holds(repo: Path) -> None:
     with Librarian(repo) as lib:
         ws = lib._ws
-        steps = warm_steps(ws, max_words=60)
+        steps = warm_steps(ws, max_entries=1)
         next(steps)
         order = ws.memo["warm.order"]
         assert order[0] == "pkg/mod_00.py"  # imported by every seventh module
@@ -88,8 +88,8 @@ def test_the_most_imported_files_come_first_and_the_word_bound_holds(repo: Path)
         layouts = ws.memo["locate.spans"]
         # layouts stop once the bound is reached: the first file alone passes it
         assert list(layouts) == ["pkg/mod_00.py"]
-        words = sum(len(p.words) for p in layouts["pkg/mod_00.py"])
-        assert ws.memo["warm.words"] == words >= 60
+        first = layouts["pkg/mod_00.py"]
+        assert ws.memo["warm.entries"] == len(first.words) + len(first.parts) > 1
         with Librarian(repo) as cold:
             assert _packs(lib) == _packs(cold)
 
@@ -109,7 +109,7 @@ def test_warming_stops_when_the_index_moves_on_and_resumes_on_the_new_one(repo: 
         again = list(lib.warm())
         assert again[0] == (1, 28) and again[-1] == (28, 28)
         layout = lib._ws.memo["locate.spans"]["pkg/mod_05.py"]
-        assert any(p.chunk.symbol == "refund" for p in layout)  # the changed content
+        assert any(p.chunk.symbol == "refund" for p in layout.parts)  # the changed content
         with Librarian(repo) as cold:
             assert _packs(lib) == _packs(cold)
 
@@ -143,3 +143,19 @@ def test_count_till_limit_from_the_count_cache_matches_the_tokenizer() -> None:
         n = fresh.count(text)
         for limit in (0, max(0, n - 1), n, n + 1, 10 * n + 5):
             assert cached.count_till_limit(text, limit) == (n if n <= limit else None)
+
+
+def test_layout_bit_counts_match_counting_words_per_chunk() -> None:
+    from codelibrarian.query.locate import _bit_counts
+
+    rng = random.Random(7)
+    vocab = [f"w{i}" for i in range(40)]
+    for _ in range(50):
+        chunks = [set(rng.sample(vocab, rng.randrange(0, 12))) for _ in range(rng.randrange(1, 90))]
+        masks: dict[str, int] = {}
+        for k, words in enumerate(chunks):
+            for w in words:
+                masks[w] = masks.get(w, 0) | (1 << k)
+        terms = set(rng.sample(vocab, 8))
+        counts = _bit_counts((masks.get(t, 0) for t in terms), len(chunks))
+        assert counts == [len(terms & words) for words in chunks]

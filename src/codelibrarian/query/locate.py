@@ -623,24 +623,44 @@ class _Part:
     chunk: Chunk
     own: tuple[tuple[int, int], ...]
     frame: tuple[int, ...]
-    #: the chunk's lower-cased words and its symbol's name parts (None without a symbol)
-    words: frozenset[str]
+    #: the symbol's name parts (None without a symbol)
     parts: frozenset[str] | None
     head: bool
     container: bool
 
 
-#: a file's chunks in line order, with their own line ranges, frames and words
-_Layout = tuple[_Part, ...]
+@dataclass(frozen=True, slots=True)
+class _Layout:
+    """A file's chunks in line order (with their own line ranges and frames), and its
+    words: each lower-cased word of a chunk -> a bit mask of the parts (by position in
+    ``parts``) whose chunk has it. One table per file rather than a set per chunk: a
+    warm process keeps thousands of layouts, and a class chunk repeats its methods'
+    words."""
+
+    parts: tuple[_Part, ...]
+    words: dict[str, int]
+
+
+def _bit_counts(masks: Iterable[int], n: int) -> list[int]:
+    """For each part position below ``n``: how many of ``masks`` have its bit."""
+    counts = [0] * n
+    for mask in masks:
+        rest = mask
+        while rest:
+            low = rest & -rest
+            counts[low.bit_length() - 1] += 1
+            rest ^= low
+    return counts
 
 
 def _layout(store: Storage, path: str, chunks: Sequence[Chunk] | None) -> _Layout:
     """The span layout of a file (task-independent; see :func:`rank_spans`)."""
     rows = list(chunks) if chunks is not None else store.chunks_for(path)
     if not rows:
-        return ()
+        return _Layout((), {})
     symbols = {s.name: s for s in store.symbols(path=path)}
-    out = []
+    out: list[_Part] = []
+    words: dict[str, int] = {}
     ordered = sorted(rows, key=lambda c: (c.start_line, c.end_line, c.chunk_id))
     starts = [c.start_line for c in ordered]
     for index, c in enumerate(ordered):
@@ -654,19 +674,21 @@ def _layout(store: Storage, path: str, chunks: Sequence[Chunk] | None) -> _Layou
             parent = symbols.get(owner.rsplit(".", 1)[-1])
             if parent is not None and parent.start_line < c.start_line:
                 frame = (parent.start_line,)
+        bit = 1 << len(out)
+        for word in _words(c.text):
+            words[word] = words.get(word, 0) | bit
         out.append(
             _Part(
                 index,
                 replace(c, text=""),  # scoring reads only the words: layouts stay small
                 own,
                 frame,
-                _words(c.text),
                 _parts(c.symbol) if c.symbol else None,
                 index == 0 or c.kind == "module",
                 container,
             )
         )
-    return tuple(out)
+    return _Layout(tuple(out), words)
 
 
 def warm_layout(store: Storage, path: str, shared: dict[str, Any]) -> int:
@@ -678,7 +700,7 @@ def warm_layout(store: Storage, path: str, shared: dict[str, Any]) -> int:
     if path in layouts:
         return 0
     layout = layouts[path] = _layout(store, path, None)
-    return sum(len(part.words) for part in layout)
+    return len(layout.words) + len(layout.parts)
 
 
 def _words(text: str) -> frozenset[str]:
@@ -717,7 +739,7 @@ def rank_spans(
         layout = _layout(store, file.path, chunks)
         if chunks is None:
             layouts[file.path] = layout
-    if not layout:
+    if not layout.parts:
         return ()
     terms = request.terms()
     diff_words = [w.lower() for w in dict.fromkeys(request.diff_words)]
@@ -726,8 +748,13 @@ def rank_spans(
     weights = SPAN_WEIGHTS[request.mode]
     names_on = "span_names" not in off
     body_on = bool(terms) and "span_body" not in off
+    n = len(layout.parts)
+    index = layout.words
+    # per part: how many of the terms / diff words its chunk has (the words' bit masks)
+    body = _bit_counts((index.get(t, 0) for t in terms), n) if body_on else []
+    uses = _bit_counts((index.get(w, 0) for w in diff_words), n) if diff_words else []
     scored: list[tuple[int, _Part, dict[str, int]]] = []
-    for part in layout:
+    for k, part in enumerate(layout.parts):
         c = part.chunk
         sig: dict[str, int] = {}
         if top_bm25 and c.chunk_id in bm25:
@@ -735,10 +762,9 @@ def rank_spans(
         if part.parts is not None and names_on:
             sig["names"] = min(3, len(part.parts & terms)) * 1000 // 3
         if body_on:
-            sig["body"] = len(terms & part.words) * 1000 // len(terms)
+            sig["body"] = body[k] * 1000 // len(terms)
         if diff_words:
-            words = part.words
-            sig["uses"] = sum(1 for w in diff_words if w in words) * 1000 // len(diff_words)
+            sig["uses"] = uses[k] * 1000 // len(diff_words)
         if part.head:
             sig["head"] = 1000
         if c.chunk_id in quoted_chunks:

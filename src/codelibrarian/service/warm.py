@@ -13,9 +13,10 @@ layout ``rank_spans`` builds, the spans the secret gate finds), so it never
 changes an answer. Layouts go in the index generation's memo (dropped when the
 index moves on); scans go in the gate's span store, which persists them in
 ``.librarian/cache`` for later processes too. Memory is bounded by
-``max_words``: layouts are warmed, most imported file first, until they hold
-that many words (a word costs about 100 bytes there; the files left out are
-laid out on demand, as before). Progress is kept in the memo, so a new run
+``max_entries``: layouts are warmed, most imported file first, until they hold
+that many entries (a file's distinct words plus its chunks: the CPython standard
+library's 1,790 files hold 610,000, about 170 MB in all); the files left out are
+laid out on demand, as before. Progress is kept in the memo, so a new run
 resumes where the last stopped and a finished generation costs nothing.
 """
 
@@ -31,11 +32,11 @@ from ..sources.base import read_text
 if TYPE_CHECKING:
     from .workspace import WorkspaceSession
 
-__all__ = ["MAX_WORDS", "warm_steps"]
+__all__ = ["MAX_ENTRIES", "warm_steps"]
 
-#: words (entries of the chunks' word sets) that warmed layouts may hold: about
-#: 60 MB; the CPython standard library's 1,790 files hold 1.7 million
-MAX_WORDS = 600_000
+#: entries (per file: distinct words plus chunks) that warmed layouts may hold,
+#: about 200 MB: all of a 2,000-file repository, the most imported part of a larger one
+MAX_ENTRIES = 700_000
 #: save the span store after this many newly scanned files (and at the end)
 _SAVE_EVERY = 500
 
@@ -49,7 +50,9 @@ def _order(store: Any, files: tuple[str, ...]) -> list[str]:
     return sorted(files, key=lambda p: (-into[p], p))
 
 
-def warm_steps(ws: WorkspaceSession, *, max_words: int = MAX_WORDS) -> Iterator[tuple[int, int]]:
+def warm_steps(
+    ws: WorkspaceSession, *, max_entries: int = MAX_ENTRIES
+) -> Iterator[tuple[int, int]]:
     """Warm the current index generation one file per step; yields ``(done, total)``.
 
     Ends at once when there is no index, when everything is warm, or when the index
@@ -75,8 +78,9 @@ def warm_steps(ws: WorkspaceSession, *, max_words: int = MAX_WORDS) -> Iterator[
                 return
             path = order[i]
             if not ws.is_sensitive(path):
-                if memo.get("warm.words", 0) < max_words:
-                    memo["warm.words"] = memo.get("warm.words", 0) + warm_layout(store, path, memo)
+                if memo.get("warm.entries", 0) < max_entries:
+                    kept = warm_layout(store, path, memo)
+                    memo["warm.entries"] = memo.get("warm.entries", 0) + kept
                 text = read_text(ws.root, path)
                 if text:
                     ws.gate.warm_source(text)
