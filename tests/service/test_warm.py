@@ -159,3 +159,14 @@ def test_layout_bit_counts_match_counting_words_per_chunk() -> None:
         terms = set(rng.sample(vocab, 8))
         counts = _bit_counts((masks.get(t, 0) for t in terms), len(chunks))
         assert counts == [len(terms & words) for words in chunks]
+
+
+def test_an_exact_count_till_limit_is_remembered_as_the_count() -> None:
+    tok, fresh = BpeTokenizer(), BpeTokenizer()
+    text = FILES["pkg/mod_05.py"]
+    n = fresh.count(text)
+    assert tok.count_till_limit(text, n - 1) is None  # over: nothing learnt
+    assert not tok._cache
+    assert tok.count_till_limit(text, n + 50) == n  # exact: the count, remembered
+    assert list(tok._cache.values()) == [n]
+    assert tok.count(text) == n and tok.count_till_limit(text, n - 1) is None
