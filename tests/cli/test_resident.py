@@ -460,8 +460,10 @@ def test_warming_runs_when_idle_yields_to_calls_and_ends_with_the_server(tmp_pat
         deadline = time.monotonic() + 60
         while len(runs) < 2 and time.monotonic() < deadline:
             time.sleep(0.01)
-        assert len(runs) == 2 and runs[0].is_set()  # the answer restarted warming
+        assert len(runs) == 2 and runs[0].is_set()  # the call (not the ping) restarted it
         assert not runs[1].is_set()
+        request(root, {"op": "ping"}, timeout=30)
+        assert len(runs) == 2
     finally:
         srv.stop()
         thread.join(timeout=60)

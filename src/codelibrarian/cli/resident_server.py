@@ -253,13 +253,15 @@ class ResidentServer:
                         return
                     continue
                 self._last = time.monotonic()
+                served = self.served
                 with conn:
                     conn.settimeout(CALL_TIMEOUT_S)
                     self._answer(conn)
                 if self.after is not None and not self._stop.is_set():
                     self.after()
                 self._last = time.monotonic()
-                self._restart_warming()
+                if self.served != served:  # a call ran (not a ping): the index may have moved
+                    self._restart_warming()
         finally:
             self._end_warming()
             self.close()
