@@ -20,7 +20,7 @@ Typical use::
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -220,6 +220,14 @@ class Librarian(RecordsPart, RunsPart, PlanningPart):
         from .index.watch import watch_workspace
 
         watch_workspace(self.root, self.config, on_update=on_update, stop_event=stop)
+
+    def warm(self) -> Iterator[tuple[int, int]]:
+        """Build what a first-time task needs of each file (span layouts, secret scans),
+        one file per step, yielding ``(done, total)``: a resident server runs it in idle
+        time. Never changes an answer (``service/warm.py``)."""
+        from .service.warm import warm_steps
+
+        return warm_steps(self._ws)
 
     def close(self) -> None:
         """Release the index connection."""

@@ -34,9 +34,10 @@ import bisect
 import heapq
 import posixpath
 import re
+import sys
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ..index.records import Chunk, ChunkHit
@@ -60,6 +61,7 @@ __all__ = [
     "quoted_strings",
     "rank_spans",
     "variants",
+    "warm_layout",
 ]
 
 #: every signal name :class:`LocateRequest.off` accepts
@@ -649,24 +651,44 @@ class _Part:
     chunk: Chunk
     own: tuple[tuple[int, int], ...]
     frame: tuple[int, ...]
-    #: the chunk's lower-cased words and its symbol's name parts (None without a symbol)
-    words: frozenset[str]
+    #: the symbol's name parts (None without a symbol)
     parts: frozenset[str] | None
     head: bool
     container: bool
 
 
-#: a file's chunks in line order, with their own line ranges, frames and words
-_Layout = tuple[_Part, ...]
+@dataclass(frozen=True, slots=True)
+class _Layout:
+    """A file's chunks in line order (with their own line ranges and frames), and its
+    words: each lower-cased word of a chunk -> a bit mask of the parts (by position in
+    ``parts``) whose chunk has it. One table per file rather than a set per chunk: a
+    warm process keeps thousands of layouts, and a class chunk repeats its methods'
+    words."""
+
+    parts: tuple[_Part, ...]
+    words: dict[str, int]
+
+
+def _bit_counts(masks: Iterable[int], n: int) -> list[int]:
+    """For each part position below ``n``: how many of ``masks`` have its bit."""
+    counts = [0] * n
+    for mask in masks:
+        rest = mask
+        while rest:
+            low = rest & -rest
+            counts[low.bit_length() - 1] += 1
+            rest ^= low
+    return counts
 
 
 def _layout(store: Storage, path: str, chunks: Sequence[Chunk] | None) -> _Layout:
     """The span layout of a file (task-independent; see :func:`rank_spans`)."""
     rows = list(chunks) if chunks is not None else store.chunks_for(path)
     if not rows:
-        return ()
+        return _Layout((), {})
     symbols = {s.name: s for s in store.symbols(path=path)}
-    out = []
+    out: list[_Part] = []
+    words: dict[str, int] = {}
     ordered = sorted(rows, key=lambda c: (c.start_line, c.end_line, c.chunk_id))
     starts = [c.start_line for c in ordered]
     for index, c in enumerate(ordered):
@@ -680,26 +702,41 @@ def _layout(store: Storage, path: str, chunks: Sequence[Chunk] | None) -> _Layou
             parent = symbols.get(owner.rsplit(".", 1)[-1])
             if parent is not None and parent.start_line < c.start_line:
                 frame = (parent.start_line,)
+        bit = 1 << len(out)
+        for word in _words(c.text):
+            words[word] = words.get(word, 0) | bit
         out.append(
             _Part(
                 index,
-                c,
+                replace(c, text=""),  # scoring reads only the words: layouts stay small
                 own,
                 frame,
-                _words(c.text),
                 _parts(c.symbol) if c.symbol else None,
                 index == 0 or c.kind == "module",
                 container,
             )
         )
-    return tuple(out)
+    return _Layout(tuple(out), words)
+
+
+def warm_layout(store: Storage, path: str, shared: dict[str, Any]) -> int:
+    """Build ``path``'s span layout into ``shared`` (the memo :func:`rank_spans` reads)
+    ahead of a call that needs it; returns its size in words (0 when it was there
+    already), for a caller that bounds what it keeps. The layout is the one
+    ``rank_spans`` would build itself, so warming never changes an answer."""
+    layouts: dict[str, _Layout] = shared.setdefault("locate.spans", {})
+    if path in layouts:
+        return 0
+    layout = layouts[path] = _layout(store, path, None)
+    return len(layout.words) + len(layout.parts)
 
 
 def _words(text: str) -> frozenset[str]:
     """The lower-cased words of a chunk."""
+    # interned: a warm process keeps the layouts of thousands of files, whose words repeat
     if text.isascii():  # lower-casing ASCII first finds the same words, lower-cased
-        return frozenset(_WORD.findall(text.lower()))
-    return frozenset(w.lower() for w in _WORD.findall(text))
+        return frozenset(map(sys.intern, _WORD.findall(text.lower())))
+    return frozenset(sys.intern(w.lower()) for w in _WORD.findall(text))
 
 
 def _span_key(item: tuple[int, _Part, dict[str, int]]) -> tuple[int, int, int]:
@@ -730,7 +767,7 @@ def rank_spans(
         layout = _layout(store, file.path, chunks)
         if chunks is None:
             layouts[file.path] = layout
-    if not layout:
+    if not layout.parts:
         return ()
     terms = request.terms()
     diff_words = [w.lower() for w in dict.fromkeys(request.diff_words)]
@@ -739,8 +776,13 @@ def rank_spans(
     weights = SPAN_WEIGHTS[request.mode]
     names_on = "span_names" not in off
     body_on = bool(terms) and "span_body" not in off
+    n = len(layout.parts)
+    index = layout.words
+    # per part: how many of the terms / diff words its chunk has (the words' bit masks)
+    body = _bit_counts((index.get(t, 0) for t in terms), n) if body_on else []
+    uses = _bit_counts((index.get(w, 0) for w in diff_words), n) if diff_words else []
     scored: list[tuple[int, _Part, dict[str, int]]] = []
-    for part in layout:
+    for k, part in enumerate(layout.parts):
         c = part.chunk
         sig: dict[str, int] = {}
         if top_bm25 and c.chunk_id in bm25:
@@ -748,10 +790,9 @@ def rank_spans(
         if part.parts is not None and names_on:
             sig["names"] = min(3, len(part.parts & terms)) * 1000 // 3
         if body_on:
-            sig["body"] = len(terms & part.words) * 1000 // len(terms)
+            sig["body"] = body[k] * 1000 // len(terms)
         if diff_words:
-            words = part.words
-            sig["uses"] = sum(1 for w in diff_words if w in words) * 1000 // len(diff_words)
+            sig["uses"] = uses[k] * 1000 // len(diff_words)
         if part.head:
             sig["head"] = 1000
         if c.chunk_id in quoted_chunks:
