@@ -84,6 +84,7 @@ __all__ = [
     "ensure_state_dir",
     "load_program",
     "resident_settings",
+    "resident_warms_files",
     "scan_summary",
     "shape_budget",
     "tokenizer_name",
@@ -119,6 +120,12 @@ def resident_settings(repo_path: str | os.PathLike[str]) -> tuple[str, int]:
     """The repository's ``[resident]`` config: ``(mode, idle_timeout)`` (docs/cli.md)."""
     settings = load_config(Path(repo_path)).resident
     return settings.mode, settings.idle_timeout
+
+
+def resident_warms_files(repo_path: str | os.PathLike[str]) -> bool:
+    """Whether the repository's resident server warms files in idle time
+    (``[resident] warm_files``; docs/cli.md)."""
+    return load_config(Path(repo_path)).resident.warm_files
 
 
 def tokenizer_name(model: str | None) -> str:

@@ -476,6 +476,12 @@ def test_warming_runs_when_idle_yields_to_calls_and_ends_with_the_server(tmp_pat
 
 @pytest.mark.slow
 def test_a_warmed_server_answers_byte_identical_packs(repo: Path) -> None:
+    assert compose(repo, "off").returncode == 0  # indexed
+    off = librarian(repo, "serve", "--daemon")  # warming is opt-in: this one does not warm
+    assert off.returncode == 0, off.stderr
+    assert _wait_for_server(repo)["warmed"] == [0, 0]
+    stop_server(repo)
+    (repo / "librarian.toml").write_text("[resident]\nwarm_files = true\n", encoding="utf-8")
     alone = compose(repo, "off")
     assert alone.returncode == 0, alone.stderr
     started = librarian(repo, "serve", "--daemon")
@@ -486,7 +492,7 @@ def test_a_warmed_server_answers_byte_identical_packs(repo: Path) -> None:
         time.sleep(0.1)
         state = _wait_for_server(repo)
     assert state["warming"] is False
-    assert state["warmed"] == [3, 3]  # every indexed file warmed
+    assert state["warmed"] == [4, 4]  # every indexed file warmed (the config too)
     warm = compose(repo)
     assert warm.returncode == 0, warm.stderr
     assert _served(repo) == 1

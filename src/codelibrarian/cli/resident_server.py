@@ -26,7 +26,8 @@ connection, per-generation tables and tree stamp make a warm call cheap).
   took in the server); ``{"op": "stop"}`` ends it. It also
   ends after ``idle_timeout`` seconds without a request, on SIGTERM, and when its
   socket is removed (the repository deleted); it removes its socket when it ends.
-* Idle-time warming (servers started by ``serve --daemon`` or a call): when no call
+* Idle-time warming (servers started by ``serve --daemon`` or a call, when the
+  repository's config sets ``[resident] warm_files = true``): when no call
   is waiting, it builds what a first-time task needs of each file
   (``service/warm.py``), one file per step, and restarts after each answer (resuming
   where it stopped, or on the new index generation). A call that arrives waits for
@@ -423,9 +424,10 @@ def start_resident(
     tokenizer. With ``warm``, also composes once (recording nothing, no cache) after
     binding, so the per-index tables are built before the first call is answered: a
     call arriving meanwhile waits in the socket's backlog for no longer than it would
-    have spent building them itself. Then, in idle time (``Librarian.warm``), it builds
-    every file's span layout (most imported first, within a memory bound) and secret
-    scan, one file at a time, checking for a waiting call between files. The caller
+    have spent building them itself. When the repository's config turns on
+    ``[resident] warm_files``, it then builds, in idle time (``Librarian.warm``), every
+    file's span layout (most imported first, within a memory bound) and secret scan,
+    one file at a time, checking for a waiting call between files. The caller
     runs ``serve()`` (in a thread, inside the MCP server, which does not warm).
     """
     import typer.main
@@ -445,8 +447,14 @@ def start_resident(
     def warm_tables() -> Iterator[tuple[int, int]]:
         return iter(_common.open_librarian(root).warm())
 
+    warm_files = False
+    if warm:
+        from ..api import resident_warms_files
+
+        with contextlib.suppress(Exception):  # a broken config: calls report it
+            warm_files = resident_warms_files(root)
     server = ResidentServer(
-        root, handle, idle_timeout=idle_timeout, auto=auto, warm=warm_tables if warm else None
+        root, handle, idle_timeout=idle_timeout, auto=auto, warm=warm_tables if warm_files else None
     )
     if not server.bind():
         return None
