@@ -11,6 +11,7 @@
     python3 benchmarks/intents/check.py benchmarks/intents/dev4.jsonl   # the fourth tuning split
     python3 benchmarks/intents/check.py benchmarks/intents/dev5.jsonl   # the fifth tuning split
     python3 benchmarks/intents/check.py benchmarks/intents/dev6.jsonl   # the sixth tuning split
+    python3 benchmarks/intents/check.py benchmarks/intents/dev7.jsonl   # the seventh tuning split
 
 Exit status 0 when the file is valid, 1 with one line per problem otherwise. What is checked:
 the schema of every row, the 16 pattern ids, unique ids and intents, source links, the share of
@@ -70,6 +71,14 @@ EXTRA_SPLITS: dict[str, tuple[str, ...]] = {
     "dev4": ("intents.jsonl", "dev2.jsonl", "dev3.jsonl"),
     "dev5": ("intents.jsonl", "dev2.jsonl", "dev3.jsonl", "dev4.jsonl"),
     "dev6": ("intents.jsonl", "dev2.jsonl", "dev3.jsonl", "dev4.jsonl", "dev5.jsonl"),
+    "dev7": (
+        "intents.jsonl",
+        "dev2.jsonl",
+        "dev3.jsonl",
+        "dev4.jsonl",
+        "dev5.jsonl",
+        "dev6.jsonl",
+    ),
 }
 MIN_EXTRA = 100
 MIN_PER_PATTERN_EXTRA = 2
@@ -217,7 +226,7 @@ def _check_balance(rows: list[dict[str, object]]) -> list[str]:
 
 
 def _check_extra(rows: list[dict[str, object]], split: str) -> list[str]:
-    """A later tuning split (dev2 to dev6): only its own rows, large enough, every pattern
+    """A later tuning split (dev2 to dev7): only its own rows, large enough, every pattern
     present, and nothing shared with the earlier files (no id, intent or source), so that it is
     new data and eval stays unseen."""
     problems = [
