@@ -63,22 +63,13 @@ KEYS = (
     "original",
 )
 SPLITS = ("dev", "eval")
+#: the set's files in the order they were collected: ``intents.jsonl`` (dev and eval), then
+#: one file per later tuning split
+FILES_IN_ORDER = ("intents.jsonl", *(f"dev{n}.jsonl" for n in range(2, 8)))
 #: later tuning splits, each collected after a selector existed and kept in its own file, with
 #: the earlier files it must not share an id, intent or source thread with
 EXTRA_SPLITS: dict[str, tuple[str, ...]] = {
-    "dev2": ("intents.jsonl",),
-    "dev3": ("intents.jsonl", "dev2.jsonl"),
-    "dev4": ("intents.jsonl", "dev2.jsonl", "dev3.jsonl"),
-    "dev5": ("intents.jsonl", "dev2.jsonl", "dev3.jsonl", "dev4.jsonl"),
-    "dev6": ("intents.jsonl", "dev2.jsonl", "dev3.jsonl", "dev4.jsonl", "dev5.jsonl"),
-    "dev7": (
-        "intents.jsonl",
-        "dev2.jsonl",
-        "dev3.jsonl",
-        "dev4.jsonl",
-        "dev5.jsonl",
-        "dev6.jsonl",
-    ),
+    name.removesuffix(".jsonl"): FILES_IN_ORDER[:i] for i, name in enumerate(FILES_IN_ORDER) if i
 }
 MIN_EXTRA = 100
 MIN_PER_PATTERN_EXTRA = 2
