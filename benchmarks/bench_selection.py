@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Pattern selection quality on the labelled intents (benchmarks/intents/).
 
-    python benchmarks/bench_selection.py                    # dev .. dev5, every selector
+    python benchmarks/bench_selection.py                    # dev .. dev7, every selector
     python benchmarks/bench_selection.py --split dev3 --errors  # dev3 misses, for tuning
     python benchmarks/bench_selection.py --split dev3 --train dev+dev2  # dev3 held out
-    python benchmarks/bench_selection.py --rotation         # dev2 .. dev5 held out in turn
+    python benchmarks/bench_selection.py --rotation         # dev2 .. dev7 held out in turn
     python benchmarks/bench_selection.py --rotation --errors  # ... and their top-3 misses
     python benchmarks/bench_selection.py --split eval       # the held-out half: aggregates only
     python benchmarks/bench_selection.py --first-plan --runs 5  # cold cost of the first selection
@@ -24,7 +24,7 @@ Selectors compared, on each half separately:
 
 Top-1 counts the first pattern when it is the row's ``label`` or ``also``; top-3 when
 either is among the first three; the strict figures count ``label`` only. Per-item
-results are printed only for the tuning splits ``dev`` to ``dev5`` (``--errors``): the
+results are printed only for the tuning splits ``dev`` to ``dev7`` (``--errors``): the
 ``eval`` half is for measuring, never for tuning (benchmarks/intents/README.md), and runs
 only when asked for by name.
 """
@@ -60,9 +60,10 @@ from codelibrarian.techniques.registry import default_library  # noqa: E402
 INTENTS = ROOT / "benchmarks" / "intents" / "intents.jsonl"
 #: the later tuning splits, each in its own file
 EXTRA = {
-    s: ROOT / "benchmarks" / "intents" / f"{s}.jsonl" for s in ("dev2", "dev3", "dev4", "dev5")
+    s: ROOT / "benchmarks" / "intents" / f"{s}.jsonl"
+    for s in ("dev2", "dev3", "dev4", "dev5", "dev6", "dev7")
 }
-TUNING = ("dev", "dev2", "dev3", "dev4", "dev5")
+TUNING = ("dev", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7")
 
 
 def load(split: str | None) -> list[dict[str, Any]]:
@@ -86,9 +87,9 @@ def baseline_ranker() -> Any:
 
 
 def example_model(train: str) -> Any:
-    """``bundled``: the shipped model (dev .. dev5); ``none``: no example vote;
+    """``bundled``: the shipped model (dev .. dev7); ``none``: no example vote;
     otherwise a model trained on the catalog and the named tuning splits only (``dev``,
-    ``dev2`` .. ``dev5`` joined by ``+``), so that the other splits are held-out checks."""
+    ``dev2`` .. ``dev7`` joined by ``+``), so that the other splits are held-out checks."""
     if train == "bundled":
         return True
     if train == "none":
@@ -191,7 +192,7 @@ print((time.perf_counter() - t0) * 1000, (time.perf_counter() - t1) * 1000)
 
 #: the splits the rotation holds out in turn; each is scored with the vote and the
 #: nearest-example texts trained on every other tuning split (``dev`` included)
-ROTATION = ("dev2", "dev3", "dev4", "dev5")
+ROTATION = ("dev2", "dev3", "dev4", "dev5", "dev6", "dev7")
 
 
 def rotation(selectors: list[str], errors: bool) -> dict[str, dict[str, Any]]:
@@ -244,7 +245,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument(
         "--split",
-        choices=("dev", "dev2", "dev3", "dev4", "dev5", "tuning", "eval", "all"),
+        choices=("dev", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7", "tuning", "eval", "all"),
         default="tuning",
     )
     ap.add_argument("--selectors", default="embeddings,keywords,baseline")
@@ -264,7 +265,7 @@ def main() -> int:
     ap.add_argument(
         "--rotation",
         action="store_true",
-        help="hold out dev2 .. dev5 in turn, training on the other tuning splits",
+        help="hold out dev2 .. dev7 in turn, training on the other tuning splits",
     )
     args = ap.parse_args()
     if args.rotation:

@@ -10,6 +10,8 @@
     python3 benchmarks/intents/check.py benchmarks/intents/dev3.jsonl   # the third tuning split
     python3 benchmarks/intents/check.py benchmarks/intents/dev4.jsonl   # the fourth tuning split
     python3 benchmarks/intents/check.py benchmarks/intents/dev5.jsonl   # the fifth tuning split
+    python3 benchmarks/intents/check.py benchmarks/intents/dev6.jsonl   # the sixth tuning split
+    python3 benchmarks/intents/check.py benchmarks/intents/dev7.jsonl   # the seventh tuning split
 
 Exit status 0 when the file is valid, 1 with one line per problem otherwise. What is checked:
 the schema of every row, the 16 pattern ids, unique ids and intents, source links, the share of
@@ -61,13 +63,13 @@ KEYS = (
     "original",
 )
 SPLITS = ("dev", "eval")
+#: the set's files in the order they were collected: ``intents.jsonl`` (dev and eval), then
+#: one file per later tuning split
+FILES_IN_ORDER = ("intents.jsonl", *(f"dev{n}.jsonl" for n in range(2, 8)))
 #: later tuning splits, each collected after a selector existed and kept in its own file, with
 #: the earlier files it must not share an id, intent or source thread with
 EXTRA_SPLITS: dict[str, tuple[str, ...]] = {
-    "dev2": ("intents.jsonl",),
-    "dev3": ("intents.jsonl", "dev2.jsonl"),
-    "dev4": ("intents.jsonl", "dev2.jsonl", "dev3.jsonl"),
-    "dev5": ("intents.jsonl", "dev2.jsonl", "dev3.jsonl", "dev4.jsonl"),
+    name.removesuffix(".jsonl"): FILES_IN_ORDER[:i] for i, name in enumerate(FILES_IN_ORDER) if i
 }
 MIN_EXTRA = 100
 MIN_PER_PATTERN_EXTRA = 2
@@ -215,7 +217,7 @@ def _check_balance(rows: list[dict[str, object]]) -> list[str]:
 
 
 def _check_extra(rows: list[dict[str, object]], split: str) -> list[str]:
-    """A later tuning split (dev2 to dev5): only its own rows, large enough, every pattern
+    """A later tuning split (dev2 to dev7): only its own rows, large enough, every pattern
     present, and nothing shared with the earlier files (no id, intent or source), so that it is
     new data and eval stays unseen."""
     problems = [

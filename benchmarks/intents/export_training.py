@@ -6,7 +6,7 @@
 
 The file, ``src/codelibrarian/planning/data/training_intents.jsonl``, holds the ``dev``
 rows of ``intents.jsonl`` and every row of the later tuning splits, ``dev2.jsonl`` to
-``dev5.jsonl``: id, intent, label, also and split, in file order. The ``eval`` half is never
+``dev7.jsonl``: id, intent, label, also and split, in file order. The ``eval`` half is never
 written: it stays unseen by the planner (benchmarks/intents/README.md).
 """
 
@@ -19,8 +19,16 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 TARGET = ROOT / "src" / "codelibrarian" / "planning" / "data" / "training_intents.jsonl"
-TUNING = ("dev", "dev2", "dev3", "dev4", "dev5")
-FILES = ("intents.jsonl", "dev2.jsonl", "dev3.jsonl", "dev4.jsonl", "dev5.jsonl")
+TUNING = ("dev", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7")
+FILES = (
+    "intents.jsonl",
+    "dev2.jsonl",
+    "dev3.jsonl",
+    "dev4.jsonl",
+    "dev5.jsonl",
+    "dev6.jsonl",
+    "dev7.jsonl",
+)
 KEYS = ("id", "intent", "label", "also", "split")
 
 

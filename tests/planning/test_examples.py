@@ -34,7 +34,15 @@ def test_bundled_training_is_the_tuning_splits_and_never_eval() -> None:
         .read_text(encoding="utf-8")
         .splitlines()
     ]
-    assert shipped and {r["split"] for r in shipped} == {"dev", "dev2", "dev3", "dev4", "dev5"}
+    assert shipped and {r["split"] for r in shipped} == {
+        "dev",
+        "dev2",
+        "dev3",
+        "dev4",
+        "dev5",
+        "dev6",
+        "dev7",
+    }
     assert not eval_ids & {r["id"] for r in shipped}
     assert not eval_texts & {r["intent"] for r in shipped}
     assert not eval_texts & {
@@ -48,7 +56,9 @@ def test_bundled_training_is_the_tuning_splits_and_never_eval() -> None:
     assert check.returncode == 0, check.stderr
 
 
-@pytest.mark.parametrize("name", ["dev2.jsonl", "dev3.jsonl", "dev4.jsonl", "dev5.jsonl"])
+@pytest.mark.parametrize(
+    "name", ["dev2.jsonl", "dev3.jsonl", "dev4.jsonl", "dev5.jsonl", "dev6.jsonl", "dev7.jsonl"]
+)
 def test_later_tuning_splits_are_valid_and_new(name: str) -> None:
     check = subprocess.run(
         [sys.executable, str(INTENTS / "check.py"), str(INTENTS / name)],
@@ -59,7 +69,8 @@ def test_later_tuning_splits_are_valid_and_new(name: str) -> None:
 
 
 @pytest.mark.parametrize(
-    ("split", "earlier"), [("dev3", "dev2"), ("dev4", "dev3"), ("dev5", "dev4")]
+    ("split", "earlier"),
+    [("dev3", "dev2"), ("dev4", "dev3"), ("dev5", "dev4"), ("dev6", "dev5"), ("dev7", "dev6")],
 )
 def test_a_later_split_rejects_a_row_shared_with_an_earlier_file(
     tmp_path: Path, split: str, earlier: str

@@ -11,7 +11,7 @@ Both are trained on
   the pattern's description), and
 * the bundled training requests (:mod:`.training`): the ``dev`` half of
   ``benchmarks/intents/intents.jsonl`` and the later tuning splits ``dev2.jsonl`` to
-  ``dev5.jsonl``, labelled by ``benchmarks/intents/LABELLING.md``; never the ``eval`` half.
+  ``dev7.jsonl``, labelled by ``benchmarks/intents/LABELLING.md``; never the ``eval`` half.
 
 A word that appears in the examples of one pattern and not the others weighs for that
 pattern; a word every pattern's examples use weighs for none. That is how the vote

@@ -2,7 +2,7 @@
 
 ``data/training_intents.jsonl`` holds the ``dev`` half of
 ``benchmarks/intents/intents.jsonl`` and all of the later tuning splits
-(``benchmarks/intents/dev2.jsonl`` to ``dev5.jsonl``), labelled by
+(``benchmarks/intents/dev2.jsonl`` to ``dev7.jsonl``), labelled by
 ``benchmarks/intents/LABELLING.md`` and written by ``benchmarks/intents/export_training.py``.
 The ``eval`` half is never in it (a test checks), so that half stays a measurement of
 requests the planner has not seen.
