@@ -108,9 +108,14 @@ def focus_cap(budget: int) -> int:
     return clamp(budget * FOCUS_PERMILLE // 1000, 150, FOCUS_MAX)
 
 
+#: one span's cap as a share of the budget (per mille), and budget tokens per top file
+SPAN_CAP_PERMILLE = 450
+TOKENS_PER_FILE = 400
+
+
 def per_file_cap(budget: int) -> int:
     """Largest excerpt (tokens) one span may bring into the retrieved lane."""
-    return clamp(budget * 45 // 100, 300, 1500)
+    return clamp(budget * SPAN_CAP_PERMILLE // 1000, 300, 1500)
 
 
 def _language(path: str) -> str | None:
@@ -156,7 +161,7 @@ class RetrievedSource:
                     risk=1000,
                 )
             )
-        top = ranking.top(clamp(ctx.budget // 400, 4, 20))
+        top = ranking.top(clamp(ctx.budget // TOKENS_PER_FILE, 4, 20))
         best = max((f.score for f in top), default=0)
         offers: list[tuple[int, str, Span]] = []
         words = focus_words(ctx)
