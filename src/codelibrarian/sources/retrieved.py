@@ -1,11 +1,12 @@
 """Retrieved lane: the spans where the change is likely to happen, from the query stack.
 
 Files and spans come from :mod:`codelibrarian.query.locate` (via :mod:`.ranking`):
-the top ``clamp(budget // 400, 4, 20)`` files, and in each its spans — a function
-or method, a class's own lines (its header and fields), a run of module-level
-lines — best first. Every span is an *excerpt* candidate (``semantic_match``):
-its lines verbatim, framed by the first line of the enclosing class, cut to
-``clamp(budget * 45 / 100, 300, 1500)`` tokens (prose dropped before code).
+the top ``clamp(budget // TOKENS_PER_FILE, 4, 20)`` files (8 at 2,000 tokens), and
+in each its spans — a function or method, a class's own lines (its header and
+fields), a run of module-level lines — best first. Every span is an *excerpt*
+candidate (``semantic_match``): its lines verbatim, framed by the first line of
+the enclosing class, cut to ``clamp(budget * 45 / 100, 300, 1500)`` tokens (prose
+dropped before code).
 Excerpts of one file selected together render as one block (see
 ``composer.render``), so the pack shows the file's relevant parts in order,
 the rest elided with ``⋮``.
@@ -110,7 +111,7 @@ def focus_cap(budget: int) -> int:
 
 #: one span's cap as a share of the budget (per mille), and budget tokens per top file
 SPAN_CAP_PERMILLE = 450
-TOKENS_PER_FILE = 400
+TOKENS_PER_FILE = 250
 
 
 def per_file_cap(budget: int) -> int:

@@ -54,8 +54,8 @@ MAP_WIDE = 120
 #: share of their scores (per mille) at and below which the top counts as flat, and
 #: at and above which the best file clearly leads
 MAP_LEAD_FILES = 5
-MAP_LEAD_FLAT = 250
-MAP_LEAD_CLEAR = 450
+MAP_LEAD_FLAT = 300
+MAP_LEAD_CLEAR = 500
 #: the map's relevance: below the best spans, above the weak ones
 _MAP_RELEVANCE = 600
 _PER_FILE = 4
