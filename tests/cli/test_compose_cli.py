@@ -42,7 +42,7 @@ def test_compose_json_then_explain_replay(repo: Path) -> None:
         assert secret not in res.stdout
     decision = doc["decision_id"]
     # the ranking stack's stages, with counts and never a path
-    assert [s["stage"] for s in doc["locate"]] == ["retrieval", "expansion", "scoring"]
+    assert [s["stage"] for s in doc["locate"]] == ["retrieval", "expansion", "scoring", "map"]
     assert "BM25" in doc["locate"][0]["summary"]
     assert "src/" not in json.dumps(doc["locate"])
 

@@ -323,7 +323,7 @@ def test_explain_decision_explains_the_composed_pack(run: dict[str, Any]) -> Non
     doc = json.loads(_text(result))
     assert doc["decision_id"] == compose["decision_id"]
     assert len(doc["selected"]) == len(compose["artifacts"])
-    assert [s["stage"] for s in doc["locate"]] == ["retrieval", "expansion", "scoring"]
+    assert [s["stage"] for s in doc["locate"]] == ["retrieval", "expansion", "scoring", "map"]
     text = _text(result)
     assert "src/app" not in text  # decision records carry ids, never paths
 

@@ -71,3 +71,24 @@ def test_small_budgets_get_a_small_map_around_the_task(tmp_path: Path) -> None:
     assert tokens <= 2000 * 15 // 100
     assert text.index("pkg/retry.py") < text.index("pkg/mod")
     assert maps[8000][0] > tokens
+
+
+def test_a_small_budget_offers_code_from_eight_files(tmp_path: Path) -> None:
+    """At 2,000 tokens the retrieved lane looks at eight top files, not five: a task
+    spread over several small files gets code from each while room is left."""
+    files = {
+        f"pkg/part{i}.py": (
+            f"def retry_backoff_{i}(attempt):\n"
+            f"    # retry backoff jitter for part {i}\n"
+            f"    return attempt * {i + 2}\n"
+        )
+        + "".join(f"def other_{i}_{j}(x):\n    return x - {j}\n\n\n" for j in range(3 + i))
+        for i in range(9)
+    }
+    repo = make_repo(tmp_path / "r", files)
+    with Librarian(repo) as lib:
+        lib.index()
+        pack = lib.compose("retry backoff jitter", budget=2000, as_of=AS_OF, record=False)
+    assert get_tokenizer("gpt-4o").count(pack.text) <= 2000
+    shown = {i for i in range(9) if f"    return attempt * {i + 2}\n" in pack.text}
+    assert len(shown) >= 8, sorted(shown)

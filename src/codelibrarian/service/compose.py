@@ -270,6 +270,9 @@ class ComposeService:
             )
         ranking = ctx.memo.get("ranking")  # set when a lane ranked files (sources.ranking)
         stages = tuple((st.name, st.summary) for st in getattr(ranking, "stages", ()))
+        share = ctx.memo.get("structure.map_share")  # set by the map (sources.structure)
+        if share is not None:
+            stages = (*stages, ("map", share.reason()))
         return Gathered(tuple(adjusted), vitals, changes, store, read, stages)
 
     def prepare(self, trigger: Trigger, total: int, lanes: Sequence[str] | None = None) -> Prepared:

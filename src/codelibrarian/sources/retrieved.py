@@ -1,11 +1,12 @@
 """Retrieved lane: the spans where the change is likely to happen, from the query stack.
 
 Files and spans come from :mod:`codelibrarian.query.locate` (via :mod:`.ranking`):
-the top ``clamp(budget // 400, 4, 20)`` files, and in each its spans — a function
-or method, a class's own lines (its header and fields), a run of module-level
-lines — best first. Every span is an *excerpt* candidate (``semantic_match``):
-its lines verbatim, framed by the first line of the enclosing class, cut to
-``clamp(budget * 45 / 100, 300, 1500)`` tokens (prose dropped before code).
+the top ``clamp(budget // TOKENS_PER_FILE, 4, 20)`` files (8 at 2,000 tokens), and
+in each its spans — a function or method, a class's own lines (its header and
+fields), a run of module-level lines — best first. Every span is an *excerpt*
+candidate (``semantic_match``): its lines verbatim, framed by the first line of
+the enclosing class, cut to ``clamp(budget * 45 / 100, 300, 1500)`` tokens (prose
+dropped before code).
 Excerpts of one file selected together render as one block (see
 ``composer.render``), so the pack shows the file's relevant parts in order,
 the rest elided with ``⋮``.
@@ -108,9 +109,14 @@ def focus_cap(budget: int) -> int:
     return clamp(budget * FOCUS_PERMILLE // 1000, 150, FOCUS_MAX)
 
 
+#: one span's cap as a share of the budget (per mille), and budget tokens per top file
+SPAN_CAP_PERMILLE = 450
+TOKENS_PER_FILE = 250
+
+
 def per_file_cap(budget: int) -> int:
     """Largest excerpt (tokens) one span may bring into the retrieved lane."""
-    return clamp(budget * 45 // 100, 300, 1500)
+    return clamp(budget * SPAN_CAP_PERMILLE // 1000, 300, 1500)
 
 
 def _language(path: str) -> str | None:
@@ -156,7 +162,7 @@ class RetrievedSource:
                     risk=1000,
                 )
             )
-        top = ranking.top(clamp(ctx.budget // 400, 4, 20))
+        top = ranking.top(clamp(ctx.budget // TOKENS_PER_FILE, 4, 20))
         best = max((f.score for f in top), default=0)
         offers: list[tuple[int, str, Span]] = []
         words = focus_words(ctx)

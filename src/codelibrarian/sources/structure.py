@@ -9,7 +9,13 @@ the definitions of the symbols they name.
   line; shown in line order); a file with fewer than two definitions shows two
   lines of its best-matching chunk instead, or of its first 40 lines when
   nothing in it matched (12+ characters, not comments, most keywords first).
-  The map is cut at ``clamp(budget * 35 / 100, 300, 3000)`` tokens.
+  The map is cut at ``clamp(budget * share / 1000, 150, 3000)`` tokens, where the
+  share (per mille) is what the map earns for this task (:func:`map_share`): how
+  concentrated the ranking of the top files is. When the best file clearly leads,
+  the edit is most likely there and code earns more than orientation, so the map
+  narrows toward ``MAP_NARROW``; when the scores are flat, the map widens toward
+  ``MAP_WIDE``. The share and its reason are recorded as a ``map`` stage of the
+  explanation.
   relevance 750, specificity 500, risk 300, recency 0. Its ``edges`` (file ->
   file it imports, among the listed files) let the composer collapse it to a
   summary when it must shrink.
@@ -24,6 +30,8 @@ from __future__ import annotations
 
 import functools
 import posixpath
+from collections.abc import Sequence
+from dataclasses import dataclass
 
 from ..composer.excerpt import render_excerpt
 from ..composer.types import Candidate
@@ -33,12 +41,21 @@ from .base import SourceContext, clamp
 from .excerpts import fit_excerpt, numbered
 from .ranking import diff_identifiers, rank_files
 
-__all__ = ["StructureSource", "map_cap"]
+__all__ = ["MapShare", "StructureSource", "map_cap", "map_share"]
 
 _KIND_ORDER = {"class": 0, "interface": 0, "struct": 0, "trait": 0, "enum": 1, "type": 1}
 _MAX_SYMBOLS = 10
-#: the map's share of the budget (per mille); it is what orients, code is what edits
+#: the map's share of the budget (per mille) without a ranking to judge by
 _MAP_PERMILLE = 120
+#: the map's share (per mille) when the best file clearly leads / when the top is flat
+MAP_NARROW = 60
+MAP_WIDE = 120
+#: files whose scores measure how concentrated the ranking is, and the best file's
+#: share of their scores (per mille) at and below which the top counts as flat, and
+#: at and above which the best file clearly leads
+MAP_LEAD_FILES = 5
+MAP_LEAD_FLAT = 300
+MAP_LEAD_CLEAR = 500
 #: the map's relevance: below the best spans, above the weak ones
 _MAP_RELEVANCE = 600
 _PER_FILE = 4
@@ -46,9 +63,45 @@ _PER_FILE = 4
 _WIDE_MAP_FROM = 4000
 
 
-def map_cap(budget: int) -> int:
-    """Token cap of the repository map for a total budget."""
-    return clamp(budget * _MAP_PERMILLE // 1000, 150, 3000)
+def map_cap(budget: int, permille: int = -1) -> int:
+    """Token cap of the repository map for a total budget and the map's share."""
+    share = _MAP_PERMILLE if permille < 0 else permille
+    return clamp(budget * share // 1000, 150, 3000)
+
+
+@dataclass(frozen=True, slots=True)
+class MapShare:
+    """The map's share of the budget for one task, and why."""
+
+    permille: int
+    #: the best file's score as a share of the top files' scores (per mille)
+    lead: int
+    files: int
+
+    def reason(self) -> str:
+        return (
+            f"map share {self.permille}/1000 of the budget: the best file holds "
+            f"{self.lead}/1000 of the top {self.files} files' scores"
+        )
+
+
+def map_share(scores: Sequence[int]) -> MapShare:
+    """The map's share of the budget from the ranking's best file scores (best first).
+
+    ``lead`` is the best score's share of the top ``MAP_LEAD_FILES`` scores: 1000
+    when one file holds all the evidence, 1000/n when n files score alike. The
+    share is ``MAP_WIDE`` up to a lead of ``MAP_LEAD_FLAT``, ``MAP_NARROW`` from
+    ``MAP_LEAD_CLEAR`` on, linear between; a single file or no scores leave the
+    default share.
+    """
+    top = [max(0, s) for s in scores[:MAP_LEAD_FILES]]
+    total = sum(top)
+    if len(top) < 2 or total <= 0:
+        return MapShare(_MAP_PERMILLE, 1000 if top else 0, len(top))
+    lead = top[0] * 1000 // total
+    over = clamp(lead, MAP_LEAD_FLAT, MAP_LEAD_CLEAR) - MAP_LEAD_FLAT
+    permille = MAP_WIDE - (MAP_WIDE - MAP_NARROW) * over // (MAP_LEAD_CLEAR - MAP_LEAD_FLAT)
+    return MapShare(permille, lead, len(top))
 
 
 @functools.lru_cache(maxsize=65536)
@@ -112,7 +165,9 @@ class StructureSource:
         ranking = rank_files(ctx)
         if not ranking.files:
             return None
-        cap = map_cap(ctx.budget)
+        share = map_share([f.score for f in ranking.files])
+        ctx.memo["structure.map_share"] = share
+        cap = map_cap(ctx.budget, share.permille)
         per_file = _PER_FILE if ctx.budget >= _WIDE_MAP_FROM else 2
         keywords = frozenset(ctx.trigger.keywords)
         blocks: list[str] = []
