@@ -39,7 +39,15 @@ def model_select(
         unique[c.id], dupes = keep, [*dupes, drop]
     ranked = sorted(
         unique.values(),
-        key=lambda c: (-model_score(c), prio[c.lane], KIND_PRIORITY[c.kind], c.id),
+        key=lambda c: (
+            -model_score(c),
+            prio[c.lane],
+            KIND_PRIORITY[c.kind],
+            c.path,
+            c.lines[0] if c.lines else 0,
+            c.content_hash,
+            c.id,
+        ),
     )
     outcome: dict[str, tuple[bool, str, str]] = {}
     used = dict.fromkeys(LANES, 0)
@@ -122,7 +130,8 @@ def model_select(
     return verdicts, [v.id for v in order]
 
 
-# few distinct scoring inputs, so equal scores (rank ties broken by lane, kind, id) are common
+# few distinct scoring inputs, so equal scores (rank ties broken by lane, kind, path, line,
+# content, id) are common
 tied_candidates = st.builds(
     Candidate,
     id=st.sampled_from(IDS),
@@ -134,6 +143,7 @@ tied_candidates = st.builds(
     specificity=st.just(0),
     risk=st.sampled_from((0, 1000)),
     path=st.sampled_from(PATHS),
+    lines=st.sampled_from((None, (1, 3), (2, 2), (5, 9))),
     content=st.sampled_from(("a", "b")),
 )
 

@@ -6,8 +6,10 @@ and the weights are per-mille, so a score is an integer in 0..1,000,000
 (millionths). No float is ever involved, so no platform can order two
 candidates differently.
 
-Ties break by lane priority (from the budget config), kind priority, then id —
-the seed's order. Ids are unique after de-duplication, so the order is total.
+Ties break by lane priority (from the budget config), kind priority, then source
+position (path, first line) and finally id. Ids are unique after de-duplication, so
+the order is total; putting the position before the id keeps packs the same across
+clones (ids are keyed by each workspace's secret).
 ``Candidate.rank_base`` packs that key; ``selection`` sorts on it.
 """
 

@@ -22,6 +22,7 @@ The result does not depend on the order candidates arrive in.
 from __future__ import annotations
 
 import gc
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -66,6 +67,31 @@ class Selection:
 
 
 _ID = attrgetter("id")
+_HUNK_START = re.compile(r"@@ -(\d+)")
+
+
+def _start(cand: Candidate) -> int:
+    """The first file line a candidate shows: its line range, else its first hunk's."""
+    if cand.lines is not None:
+        return cand.lines[0]
+    if cand.hunks:
+        found = _HUNK_START.match(cand.hunks[0].header)
+        if found:
+            return int(found.group(1))
+    return 0
+
+
+def _tie(cand: Candidate) -> tuple[str, int, str, str]:
+    """Order among equal rank keys: source position (path, first line), content, id.
+
+    Ids are keyed by the workspace's secret, so ordering ties by id alone made two
+    clones of one repository show different packs for the same task. Position and
+    content hash are the same everywhere (and source order reads naturally); the id
+    ends the key, so the order stays total.
+    """
+    return (cand.path, _start(cand), cand.content_hash, cand.id)
+
+
 _PATH = attrgetter("path")
 _RANK_BASE = attrgetter("rank_base")
 _COLUMNS = attrgetter("id", "kind", "lane", "token_estimate", "score")
@@ -109,12 +135,12 @@ def _dedupe(candidates: Iterable[Candidate]) -> tuple[list[Candidate], list[Cand
 
 
 def _ranked(unique: list[Candidate], prio: Mapping[str, int]) -> list[Candidate]:
-    """``unique`` in rank order (see ``scoring``): score desc, lane, kind, id.
+    """``unique`` in rank order (see ``scoring``): score desc, lane, kind, then :func:`_tie`.
 
     The key is ``Candidate.rank_base`` (score, lane and kind packed in one small
     integer, which sorts in C), shifted when the budget reorders the lanes; the
-    rare runs of equal keys are then re-sorted by id. Ids are unique, so the
-    order is total.
+    rare runs of equal keys are then re-sorted by path, first line, content hash and id. Ids
+    are unique, so the order is total.
     """
     shift = {lane: (prio[lane] - LANE_ORDER[lane]) * RANK_LANE_UNIT for lane in LANES}
     key = (lambda c: c.rank_base + shift[c.lane]) if any(shift.values()) else _RANK_BASE
@@ -127,7 +153,7 @@ def _ranked(unique: list[Candidate], prio: Mapping[str, int]) -> list[Candidate]
         end = i + 1
         while end < len(keys) and keys[end] == keys[i]:
             end += 1
-        ranked[i - 1 : end] = sorted(ranked[i - 1 : end], key=_ID)
+        ranked[i - 1 : end] = sorted(ranked[i - 1 : end], key=_tie)
         done = end
     return ranked
 
