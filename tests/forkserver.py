@@ -290,6 +290,11 @@ class ForkServer:
                 if "exit" in message:
                     self._codes[message["exit"]] = message["code"]
                 else:
+                    if "pid" in message:
+                        # the system may reuse an ended child's pid (pid_max is 32,768
+                        # here): an exit code kept for it belongs to that earlier child,
+                        # and would make this one look finished before it wrote a byte
+                        self._codes.pop(message["pid"], None)
                     self._replies.append(message)
                 self._cond.notify_all()
 

@@ -20,7 +20,7 @@ Typical use::
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -84,6 +84,7 @@ __all__ = [
     "ensure_state_dir",
     "load_program",
     "resident_settings",
+    "resident_warms_files",
     "scan_summary",
     "shape_budget",
     "tokenizer_name",
@@ -119,6 +120,12 @@ def resident_settings(repo_path: str | os.PathLike[str]) -> tuple[str, int]:
     """The repository's ``[resident]`` config: ``(mode, idle_timeout)`` (docs/cli.md)."""
     settings = load_config(Path(repo_path)).resident
     return settings.mode, settings.idle_timeout
+
+
+def resident_warms_files(repo_path: str | os.PathLike[str]) -> bool:
+    """Whether the repository's resident server warms files in idle time
+    (``[resident] warm_files``; docs/cli.md)."""
+    return load_config(Path(repo_path)).resident.warm_files
 
 
 def tokenizer_name(model: str | None) -> str:
@@ -220,6 +227,14 @@ class Librarian(RecordsPart, RunsPart, PlanningPart):
         from .index.watch import watch_workspace
 
         watch_workspace(self.root, self.config, on_update=on_update, stop_event=stop)
+
+    def warm(self) -> Iterator[tuple[int, int]]:
+        """Build what a first-time task needs of each file (span layouts, secret scans),
+        one file per step, yielding ``(done, total)``: a resident server runs it in idle
+        time. Never changes an answer (``service/warm.py``)."""
+        from .service.warm import warm_steps
+
+        return warm_steps(self._ws)
 
     def close(self) -> None:
         """Release the index connection."""

@@ -301,6 +301,13 @@ class SecretGate:
 
     # -------------------------------------------------------------- sources
 
+    def warm_source(self, source: str) -> None:
+        """Scan ``source`` (a whole file) now, so a later :meth:`scan` that checks an
+        excerpt against it finds its secrets remembered (and the span store keeps
+        them). The same work ``scan`` would do; it never changes a finding."""
+        if self.scanning and source:
+            self._source_grams_by_digest(source)
+
     def _own_findings(self, text: str) -> tuple[SecretFinding, ...]:
         """``scan_text(text)``, remembered for the most recent texts."""
         found = self._own.get(text)

@@ -245,12 +245,28 @@ class BpeTokenizer:
         """The exact count of ``text`` if it is at most ``limit`` tokens, else None.
 
         The backend stops once past the limit, so testing a long text against a cap
-        costs about the cap, not the text. Not cached (the answer depends on limit).
+        costs about the cap, not the text. Shares :meth:`count`'s cache: a text whose
+        count is known is answered from it, and an exact answer (within the limit) is
+        the text's count, kept for later calls of either (a candidate's excerpt is
+        fitted with this, then counted whole).
         """
         if not text:
             return 0
+        key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        with self._lock:
+            hit = self._cache.get(key)
+        if hit is not None:
+            return hit if hit <= limit else None
         got: int | None = _encoder(self._encoding).count_till_limit(_clean(text), limit)
+        if got is not None:
+            self._remember(key, got)
         return got
+
+    def _remember(self, key: bytes, total: int) -> None:
+        with self._lock:
+            self._cache[key] = total
+            if len(self._cache) > _CACHE_ENTRIES:
+                self._cache.popitem(last=False)
 
     def count(self, text: str) -> int:
         if not text:
@@ -262,10 +278,7 @@ class BpeTokenizer:
                 self._cache.move_to_end(key)
                 return hit
         total: int = _encoder(self._encoding).count(_clean(text))
-        with self._lock:
-            self._cache[key] = total
-            if len(self._cache) > _CACHE_ENTRIES:
-                self._cache.popitem(last=False)
+        self._remember(key, total)
         return total
 
 

@@ -413,3 +413,87 @@ def test_a_call_the_server_answers_imports_nothing_heavy(
     )  # fmt: skip
     assert calls == [["compose", "the task"]], out.stderr
     assert out.stdout.splitlines() == ["answered", "exit 3 "]
+
+
+def test_warming_runs_when_idle_yields_to_calls_and_ends_with_the_server(tmp_path: Path) -> None:
+    """Idle-time warming: steps run while no call waits, a call is answered in the
+    middle of a long warming run, each answer restarts it, and it ends with the server."""
+    from codelibrarian.cli.resident_server import ResidentServer
+
+    runs: list[threading.Event] = []  # one per warming run: set when the run is closed
+    steps: list[int] = []
+
+    def warm() -> Iterator[tuple[int, int]]:
+        ended = threading.Event()
+        runs.append(ended)
+        try:
+            for i in range(1_000_000):  # far longer than the test: only a call or stop ends it
+                time.sleep(0.001)
+                steps.append(i)
+                yield i + 1, 1_000_000
+        finally:
+            ended.set()
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    srv = ResidentServer(root, lambda argv: 3, idle_timeout=120, warm=warm)
+    assert srv.bind()
+    thread = threading.Thread(target=srv.serve, daemon=True)
+    streams = sys.stdout, sys.stderr
+    thread.start()
+    try:
+        deadline = time.monotonic() + 60
+        while len(steps) < 20 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert len(steps) >= 20, "warming did not run while the server was idle"
+        state = request(root, {"op": "ping"}, timeout=30)
+        assert state["warming"] is True
+        done = state["warmed"]
+        assert isinstance(done, list) and done[1] == 1_000_000 and 0 < done[0] < done[1]
+        doc = {
+            "argv": ["compose", "x"],
+            "cwd": str(root),
+            "env": {},
+            "client": resident.client_id(),
+        }
+        assert request(root, doc, timeout=60)["code"] == 3  # answered mid-warming
+        deadline = time.monotonic() + 60
+        while len(runs) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert len(runs) == 2 and runs[0].is_set()  # the call (not the ping) restarted it
+        assert not runs[1].is_set()
+        request(root, {"op": "ping"}, timeout=30)
+        assert len(runs) == 2
+    finally:
+        srv.stop()
+        thread.join(timeout=60)
+        srv.close()
+        sys.stdout, sys.stderr = streams
+    assert not thread.is_alive()
+    assert all(ended.is_set() for ended in runs)  # warming ended with the server
+    assert not socket_path(root).exists()
+
+
+@pytest.mark.slow
+def test_a_warmed_server_answers_byte_identical_packs(repo: Path) -> None:
+    assert compose(repo, "off").returncode == 0  # indexed
+    off = librarian(repo, "serve", "--daemon")  # warming is opt-in: this one does not warm
+    assert off.returncode == 0, off.stderr
+    assert _wait_for_server(repo)["warmed"] == [0, 0]
+    stop_server(repo)
+    (repo / "librarian.toml").write_text("[resident]\nwarm_files = true\n", encoding="utf-8")
+    alone = compose(repo, "off")
+    assert alone.returncode == 0, alone.stderr
+    started = librarian(repo, "serve", "--daemon")
+    assert started.returncode == 0, started.stderr
+    deadline = time.monotonic() + START_S
+    state = _wait_for_server(repo)
+    while state.get("warming") and time.monotonic() < deadline:
+        time.sleep(0.1)
+        state = _wait_for_server(repo)
+    assert state["warming"] is False
+    assert state["warmed"] == [4, 4]  # every indexed file warmed (the config too)
+    warm = compose(repo)
+    assert warm.returncode == 0, warm.stderr
+    assert _served(repo) == 1
+    assert warm.stdout == alone.stdout

@@ -420,3 +420,30 @@ def test_pathological_inputs_stay_linear(text: str) -> None:
     start = time.process_time()
     assert scan_text(text) == ()
     assert time.process_time() - start < 20  # quadratic behaviour took minutes here
+
+
+def test_rule_gates_only_skip_rules_that_could_not_match() -> None:
+    """Every rule's gate strings are necessary: with the gates ignored (every finder
+    run on every text) the findings are the same, on every case, on the cases with
+    their secret's letters in other cases, and on texts cut at every few characters."""
+    import dataclasses
+
+    from codelibrarian.workspace import secrets as module
+
+    gated = module._compiled_rules()
+    ungated = tuple(dataclasses.replace(r, gate=()) for r in gated)
+    texts = [text for _, text, _ in CASES]
+    texts += [t.swapcase() for t in texts] + [t.upper() for t in texts]
+    texts += [t[i:] for t in texts[: len(CASES)] for i in range(0, len(t), 7)]
+    expected = [module.scan_text(t) for t in texts]
+    module._compiled_rules.cache_clear()  # scan_text reads the rules through this cache
+    real = module._rules
+    module._rules = lambda: ungated
+    try:
+        assert module._compiled_rules() == ungated
+        assert [module.scan_text(t) for t in texts] == expected
+    finally:
+        module._rules = real
+        module._compiled_rules.cache_clear()
+    assert [(r.name, r.gate) for r in module._compiled_rules()] == [(r.name, r.gate) for r in gated]
+    assert sum(1 for found in expected if found) >= len(CASES)

@@ -26,6 +26,14 @@ connection, per-generation tables and tree stamp make a warm call cheap).
   took in the server); ``{"op": "stop"}`` ends it. It also
   ends after ``idle_timeout`` seconds without a request, on SIGTERM, and when its
   socket is removed (the repository deleted); it removes its socket when it ends.
+* Idle-time warming (servers started by ``serve --daemon`` or a call, when the
+  repository's config sets ``[resident] warm_files = true``): when no call
+  is waiting, it builds what a first-time task needs of each file
+  (``service/warm.py``), one file per step, and restarts after each answer (resuming
+  where it stopped, or on the new index generation). A call that arrives waits for
+  the one step under way at most. Warming fills caches with what a call would
+  compute itself, so it never changes an answer; ``ping`` reports ``warmed``
+  (files done, files in all) and ``warming``.
 * Freshness is the facade's: every call checks the workspace (``git status`` or
   the tree stamp, ``service/treestamp.py``), reopens the index connection and
   replaces the kept ``Librarian`` when the config changed, so an index rebuilt or
@@ -163,6 +171,7 @@ class ResidentServer:
         idle_timeout: float = 1800.0,
         after: Callable[[], None] | None = None,
         auto: bool = False,
+        warm: Callable[[], Iterator[tuple[int, int]]] | None = None,
     ) -> None:
         self.root = root
         self.handle = handle
@@ -182,6 +191,11 @@ class ResidentServer:
         #: CLI calls answered so far, and how long the last one took here (ms)
         self.served = 0
         self.last_ms = 0
+        #: idle-time warming: a new run after each answer (it resumes where it stopped)
+        self.warm = warm
+        self._warming: Iterator[tuple[int, int]] | None = None
+        #: files warmed so far and how many there are (of the current index generation)
+        self.warmed = (0, 0)
 
     def bind(self) -> bool:
         """Take the repository's server lock and listen on the socket; False when
@@ -225,8 +239,13 @@ class ResidentServer:
         if sock is None:
             raise RuntimeError("bind() first")
         self._last = time.monotonic()
+        self._restart_warming()
         try:
             while not self._stop.is_set():
+                if self._warm_step(sock):
+                    if time.monotonic() - self._last > self.idle_timeout:
+                        return
+                    continue
                 try:
                     conn, _ = sock.accept()
                 except TimeoutError:
@@ -235,14 +254,55 @@ class ResidentServer:
                         return
                     continue
                 self._last = time.monotonic()
+                served = self.served
                 with conn:
                     conn.settimeout(CALL_TIMEOUT_S)
                     self._answer(conn)
                 if self.after is not None and not self._stop.is_set():
                     self.after()
                 self._last = time.monotonic()
+                if self.served != served:  # a call ran (not a ping): the index may have moved
+                    self._restart_warming()
         finally:
+            self._end_warming()
             self.close()
+
+    def _restart_warming(self) -> None:
+        """A new warming run (after a call: the index may have moved on)."""
+        self._end_warming()
+        if self.warm is not None and not self._stop.is_set():
+            with contextlib.suppress(Exception):  # warming is an optimisation only
+                self._warming = self.warm()
+
+    def _end_warming(self) -> None:
+        if self._warming is not None:
+            close = getattr(self._warming, "close", None)
+            if close is not None:
+                with contextlib.suppress(Exception):
+                    close()
+            self._warming = None
+
+    def _warm_step(self, sock: socket.socket) -> bool:
+        """One step of warming when no call is waiting; False when there is a call
+        to answer or nothing (more) to warm. A call never waits for more than the
+        one step under way (one file's layout and scan)."""
+        if self._warming is None or self._stop.is_set():
+            return False
+        import select
+
+        if select.select([sock], [], [], 0)[0]:
+            return False  # a call is waiting: it goes first
+        with self._run_lock:
+            try:
+                self.warmed = next(self._warming)
+            except StopIteration:
+                self._warming = None
+                _settle()
+                return False
+            except Exception:  # warming is an optimisation only: stop it, keep serving
+                self._warming = None
+                return False
+        return True
 
     def stop(self) -> None:
         self._stop.set()
@@ -268,6 +328,8 @@ class ResidentServer:
             "idle_for": int(time.monotonic() - self._last),
             "started": self._started,
             "last_ms": self.last_ms,
+            "warmed": list(self.warmed),
+            "warming": self._warming is not None,
         }
 
     def _answer(self, conn: socket.socket) -> None:
@@ -320,6 +382,16 @@ class ResidentServer:
             return {"code": code, "stdout": stdout.getvalue(), "stderr": stderr.getvalue()}
 
 
+def _settle() -> None:
+    """After warming: collect once, then leave what is kept (the warm tables, long
+    lived) out of the cycle collector's later passes, which would otherwise walk all
+    of it again and again while a call composes."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
+
+
 @contextlib.contextmanager
 def _environment(env: dict[str, str], cwd: str) -> Iterator[None]:
     """The caller's variables and working folder for the length of one request."""
@@ -352,8 +424,11 @@ def start_resident(
     tokenizer. With ``warm``, also composes once (recording nothing, no cache) after
     binding, so the per-index tables are built before the first call is answered: a
     call arriving meanwhile waits in the socket's backlog for no longer than it would
-    have spent building them itself. The caller runs ``serve()`` (in a thread, inside
-    the MCP server).
+    have spent building them itself. When the repository's config turns on
+    ``[resident] warm_files``, it then builds, in idle time (``Librarian.warm``), every
+    file's span layout (most imported first, within a memory bound) and secret scan,
+    one file at a time, checking for a waiting call between files. The caller
+    runs ``serve()`` (in a thread, inside the MCP server, which does not warm).
     """
     import typer.main
 
@@ -369,7 +444,18 @@ def start_resident(
         run(command, argv)
         return 0
 
-    server = ResidentServer(root, handle, idle_timeout=idle_timeout, auto=auto)
+    def warm_tables() -> Iterator[tuple[int, int]]:
+        return iter(_common.open_librarian(root).warm())
+
+    warm_files = False
+    if warm:
+        from ..api import resident_warms_files
+
+        with contextlib.suppress(Exception):  # a broken config: calls report it
+            warm_files = resident_warms_files(root)
+    server = ResidentServer(
+        root, handle, idle_timeout=idle_timeout, auto=auto, warm=warm_tables if warm_files else None
+    )
     if not server.bind():
         return None
     with contextlib.suppress(Exception):  # warming is an optimisation only

@@ -34,9 +34,10 @@ import bisect
 import heapq
 import posixpath
 import re
+import sys
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from ..index.records import Chunk, ChunkHit
@@ -60,6 +61,7 @@ __all__ = [
     "quoted_strings",
     "rank_spans",
     "variants",
+    "warm_layout",
 ]
 
 #: every signal name :class:`LocateRequest.off` accepts
@@ -94,6 +96,8 @@ _TASK_HITS = 200
 _DIFF_HITS = 120
 _SEEDS_FROM_TEXT = 10
 _PR_ITERATIONS = 60
+#: PageRank stops once a step moves less than this in all (L1; see :func:`pagerank`)
+PR_TOLERANCE = 1e-6
 _GRAPH_CANDIDATES = 200
 _QUOTED_MIN = 6
 
@@ -248,18 +252,44 @@ def _languages(store: Storage, shared: dict[str, Any]) -> dict[str, str]:
 class _Graph:
     """The combined graph as arrays, built once per index generation.
 
-    ``out_edges`` is each node's edge count when the edges are grouped by source in
-    node order (the packed graph's order): a node's rank is then repeated once per
-    edge instead of gathered edge by edge (the same values, in the same order).
+    The edges are kept in their canonical inflow order: by target, then by source
+    position (the node order), whatever order the packed graph gave them in.
+    ``src`` and ``norm`` are each edge's source and its share of the source's
+    out-weight in that order; ``starts`` where each target's run of edges begins
+    and ``targets`` that target. A step gathers every edge's share of its source's
+    rank and sums each run with one ``reduceat``: the same additions in the same
+    order on every run, for any order of the stored edges.
     """
 
     order: tuple[str, ...]
     index: dict[str, int]
     src: np.ndarray
-    dst: np.ndarray
     norm: np.ndarray
+    starts: np.ndarray
+    targets: np.ndarray
     dangling: np.ndarray
-    out_edges: np.ndarray | None
+
+
+def _build_graph(order: tuple[str, ...], src: Any, dst: Any, weight: Any) -> _Graph:
+    """A :class:`_Graph` from edge arrays (node positions and integer weights), in any order."""
+    import numpy as np
+
+    n = len(order)
+    src = np.asarray(src, dtype=np.int64)
+    dst = np.asarray(dst, dtype=np.int64)
+    wts = np.asarray(weight, dtype=np.int64).astype(np.float64)
+    out = np.bincount(src, weights=wts, minlength=n) if n else np.zeros(0)
+    # canonical inflow order: by target, then source, then weight (a total key on edges)
+    canon = np.lexsort((wts, src, dst)) if len(src) else np.zeros(0, dtype=np.int64)
+    src, dst, wts = src[canon], dst[canon], wts[canon]
+    norm = wts / out[src] if len(src) else np.zeros(0)
+    starts = (
+        np.flatnonzero(np.concatenate(([True], dst[1:] != dst[:-1])))
+        if len(dst)
+        else np.zeros(0, dtype=np.int64)
+    )
+    index = {name: i for i, name in enumerate(order)}
+    return _Graph(order, index, src, norm, starts, dst[starts], np.flatnonzero(out == 0))
 
 
 def _graph(store: Storage, shared: dict[str, Any]) -> _Graph:
@@ -269,17 +299,12 @@ def _graph(store: Storage, shared: dict[str, Any]) -> _Graph:
     if isinstance(cached, _Graph):
         return cached
     packed = store.combined_graph()  # the combined edges, stored with the index
-    order = packed.order
-    index = {name: i for i, name in enumerate(order)}
-    n = len(order)
-    src = np.frombuffer(packed.src, dtype="<i8")
-    dst = np.frombuffer(packed.dst, dtype="<i8")
-    wts = np.frombuffer(packed.weight, dtype="<i8").astype(np.float64)
-    out = np.bincount(src, weights=wts, minlength=n) if n else np.zeros(0)
-    norm = wts / out[src] if len(src) else np.zeros(0)
-    grouped = bool(np.all(src[1:] >= src[:-1])) if len(src) else False
-    out_edges = np.bincount(src, minlength=n) if grouped else None
-    graph = _Graph(order, index, src, dst, norm, np.flatnonzero(out == 0), out_edges)
+    graph = _build_graph(
+        packed.order,
+        np.frombuffer(packed.src, dtype="<i8"),
+        np.frombuffer(packed.dst, dtype="<i8"),
+        np.frombuffer(packed.weight, dtype="<i8"),
+    )
     shared["ranking.graph"] = graph
     return graph
 
@@ -287,10 +312,13 @@ def _graph(store: Storage, shared: dict[str, Any]) -> _Graph:
 def pagerank(store: Storage, shared: dict[str, Any], seeds: Mapping[str, int]) -> dict[str, int]:
     """Personalized PageRank (damping 0.85) in parts per million over the combined graph.
 
-    Power iteration from the seed vector, at most :data:`_PR_ITERATIONS` steps
-    (fewer once a step moves less than 1e-9 in all). Each step sums every node's
-    inflow edge by edge in the packed order, so the floats, and the rounded
-    answer, are the same on every run.
+    Power iteration from the seed vector (a dangling file's rank returns to the
+    seeds), stopped once a step moves less than :data:`PR_TOLERANCE` in all (L1),
+    at most :data:`_PR_ITERATIONS` steps. The remaining error is then at most
+    ``0.85 / 0.15`` times that step (the step map is an L1 contraction by 0.85), a
+    few parts per million in all. Each step sums every node's inflows in the
+    canonical edge order (:class:`_Graph`), so the floats, and the rounded answer,
+    are the same on every run and for any order of the stored edges.
     """
     g = _graph(store, shared)
     if not g.order:
@@ -313,14 +341,16 @@ def _pagerank_ppm(g: _Graph, seeds: Mapping[str, int]) -> np.ndarray:
     restart = 0.15 * p
     r = p.copy()
     along = np.empty(len(g.src), dtype=np.float64)  # each edge's share of its source's rank
+    flow = np.zeros(n, dtype=np.float64)
     for _ in range(_PR_ITERATIONS):
-        at_src = np.repeat(r, g.out_edges) if g.out_edges is not None else r[g.src]
-        np.multiply(at_src, g.norm, out=along)
-        flow = np.bincount(g.dst, weights=along, minlength=n)
+        if len(along):
+            np.take(r, g.src, out=along)
+            np.multiply(along, g.norm, out=along)
+            flow[g.targets] = np.add.reduceat(along, g.starts)
         nxt = 0.85 * (flow + r[g.dangling].sum() * p) + restart
         delta = float(np.abs(nxt - r).sum())
         r = nxt
-        if delta < 1e-9:
+        if delta < PR_TOLERANCE:
             break
     return np.rint(r * 1_000_000).astype(np.int64)
 
@@ -621,24 +651,44 @@ class _Part:
     chunk: Chunk
     own: tuple[tuple[int, int], ...]
     frame: tuple[int, ...]
-    #: the chunk's lower-cased words and its symbol's name parts (None without a symbol)
-    words: frozenset[str]
+    #: the symbol's name parts (None without a symbol)
     parts: frozenset[str] | None
     head: bool
     container: bool
 
 
-#: a file's chunks in line order, with their own line ranges, frames and words
-_Layout = tuple[_Part, ...]
+@dataclass(frozen=True, slots=True)
+class _Layout:
+    """A file's chunks in line order (with their own line ranges and frames), and its
+    words: each lower-cased word of a chunk -> a bit mask of the parts (by position in
+    ``parts``) whose chunk has it. One table per file rather than a set per chunk: a
+    warm process keeps thousands of layouts, and a class chunk repeats its methods'
+    words."""
+
+    parts: tuple[_Part, ...]
+    words: dict[str, int]
+
+
+def _bit_counts(masks: Iterable[int], n: int) -> list[int]:
+    """For each part position below ``n``: how many of ``masks`` have its bit."""
+    counts = [0] * n
+    for mask in masks:
+        rest = mask
+        while rest:
+            low = rest & -rest
+            counts[low.bit_length() - 1] += 1
+            rest ^= low
+    return counts
 
 
 def _layout(store: Storage, path: str, chunks: Sequence[Chunk] | None) -> _Layout:
     """The span layout of a file (task-independent; see :func:`rank_spans`)."""
     rows = list(chunks) if chunks is not None else store.chunks_for(path)
     if not rows:
-        return ()
+        return _Layout((), {})
     symbols = {s.name: s for s in store.symbols(path=path)}
-    out = []
+    out: list[_Part] = []
+    words: dict[str, int] = {}
     ordered = sorted(rows, key=lambda c: (c.start_line, c.end_line, c.chunk_id))
     starts = [c.start_line for c in ordered]
     for index, c in enumerate(ordered):
@@ -652,26 +702,41 @@ def _layout(store: Storage, path: str, chunks: Sequence[Chunk] | None) -> _Layou
             parent = symbols.get(owner.rsplit(".", 1)[-1])
             if parent is not None and parent.start_line < c.start_line:
                 frame = (parent.start_line,)
+        bit = 1 << len(out)
+        for word in _words(c.text):
+            words[word] = words.get(word, 0) | bit
         out.append(
             _Part(
                 index,
-                c,
+                replace(c, text=""),  # scoring reads only the words: layouts stay small
                 own,
                 frame,
-                _words(c.text),
                 _parts(c.symbol) if c.symbol else None,
                 index == 0 or c.kind == "module",
                 container,
             )
         )
-    return tuple(out)
+    return _Layout(tuple(out), words)
+
+
+def warm_layout(store: Storage, path: str, shared: dict[str, Any]) -> int:
+    """Build ``path``'s span layout into ``shared`` (the memo :func:`rank_spans` reads)
+    ahead of a call that needs it; returns its size in words (0 when it was there
+    already), for a caller that bounds what it keeps. The layout is the one
+    ``rank_spans`` would build itself, so warming never changes an answer."""
+    layouts: dict[str, _Layout] = shared.setdefault("locate.spans", {})
+    if path in layouts:
+        return 0
+    layout = layouts[path] = _layout(store, path, None)
+    return len(layout.words) + len(layout.parts)
 
 
 def _words(text: str) -> frozenset[str]:
     """The lower-cased words of a chunk."""
+    # interned: a warm process keeps the layouts of thousands of files, whose words repeat
     if text.isascii():  # lower-casing ASCII first finds the same words, lower-cased
-        return frozenset(_WORD.findall(text.lower()))
-    return frozenset(w.lower() for w in _WORD.findall(text))
+        return frozenset(map(sys.intern, _WORD.findall(text.lower())))
+    return frozenset(sys.intern(w.lower()) for w in _WORD.findall(text))
 
 
 def _span_key(item: tuple[int, _Part, dict[str, int]]) -> tuple[int, int, int]:
@@ -702,7 +767,7 @@ def rank_spans(
         layout = _layout(store, file.path, chunks)
         if chunks is None:
             layouts[file.path] = layout
-    if not layout:
+    if not layout.parts:
         return ()
     terms = request.terms()
     diff_words = [w.lower() for w in dict.fromkeys(request.diff_words)]
@@ -711,8 +776,13 @@ def rank_spans(
     weights = SPAN_WEIGHTS[request.mode]
     names_on = "span_names" not in off
     body_on = bool(terms) and "span_body" not in off
+    n = len(layout.parts)
+    index = layout.words
+    # per part: how many of the terms / diff words its chunk has (the words' bit masks)
+    body = _bit_counts((index.get(t, 0) for t in terms), n) if body_on else []
+    uses = _bit_counts((index.get(w, 0) for w in diff_words), n) if diff_words else []
     scored: list[tuple[int, _Part, dict[str, int]]] = []
-    for part in layout:
+    for k, part in enumerate(layout.parts):
         c = part.chunk
         sig: dict[str, int] = {}
         if top_bm25 and c.chunk_id in bm25:
@@ -720,10 +790,9 @@ def rank_spans(
         if part.parts is not None and names_on:
             sig["names"] = min(3, len(part.parts & terms)) * 1000 // 3
         if body_on:
-            sig["body"] = len(terms & part.words) * 1000 // len(terms)
+            sig["body"] = body[k] * 1000 // len(terms)
         if diff_words:
-            words = part.words
-            sig["uses"] = sum(1 for w in diff_words if w in words) * 1000 // len(diff_words)
+            sig["uses"] = uses[k] * 1000 // len(diff_words)
         if part.head:
             sig["head"] = 1000
         if c.chunk_id in quoted_chunks:

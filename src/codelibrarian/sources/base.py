@@ -49,6 +49,7 @@ __all__ = [
     "clamp",
     "keyword_relevance",
     "load_sources",
+    "read_text",
     "term_set",
 ]
 
@@ -112,6 +113,15 @@ def keyword_relevance(text: str, keywords: Sequence[str]) -> int:
     return clamp(found * 1000 // len(keywords))
 
 
+def read_text(root: Path, rel: str) -> str | None:
+    """The text of a workspace file as sources see it (``None``: unreadable or binary)."""
+    try:
+        data = (root / rel).read_bytes()
+    except OSError:
+        return None
+    return None if b"\x00" in data[:8192] else data.decode("utf-8", "replace")
+
+
 @dataclass(slots=True)
 class SourceContext:
     """Everything a source may look at, prepared once per composition by the API.
@@ -163,13 +173,7 @@ class SourceContext:
         """The text of a workspace file (cached; ``None`` if not readable text)."""
         if rel in self._texts:
             return self._texts[rel]
-        text: str | None
-        try:
-            data = (self.root / rel).read_bytes()
-        except OSError:
-            text = None
-        else:
-            text = None if b"\x00" in data[:8192] else data.decode("utf-8", "replace")
+        text = read_text(self.root, rel)
         self._texts[rel] = text
         return text
 
