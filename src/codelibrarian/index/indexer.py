@@ -54,7 +54,7 @@ from . import graph
 from .blobcache import BlobCache
 from .health import discard, quick_check
 from .imports import Resolver
-from .languages import language_for
+from .languages import language_for, load_queries
 from .lock import LockOwner, WriterLock
 from .parse import TOKENIZER_MODEL, ParseOutcome, cache_key, decode_result, parse_batch
 from .pool import ParsePool
@@ -70,8 +70,9 @@ __all__ = [
     "update_paths",
 ]
 
-#: below this many files to parse, a process pool costs more than it saves
-POOL_MIN_FILES = 48
+#: below this many files to parse, a process pool costs more than it saves (forked
+#: workers inherit the loaded tokenizer and grammars, so starting them costs ~50 ms)
+POOL_MIN_FILES = 16
 _BATCH_FILES = 24
 #: a first build of at least this many files loads without secondary indexes
 _BULK_FILES = 500
@@ -513,13 +514,17 @@ def _parse_and_write(
     if blobs is not None:
         found = blobs.get_many(sorted(set(keys.values())))
         cached = {p: found[k] for p, k in keys.items() if k in found}
-    misses = sum(1 for p, _ in todo if p not in cached)
-    batches = list(_batches(todo, _BATCH_FILES))
-    tasks = [(str(root), [t for t in b if t[0] not in cached], max_tokens) for b in batches]
+    missing = [p for p, _ in todo if p not in cached]
+    misses = len(missing)
     use_pool = n_workers > 1 and misses >= POOL_MIN_FILES
+    # a few dozen files (a second checkout's changes) are shared out over the workers
+    # rather than filling one batch; batches only group commits, never change a row
+    size = min(_BATCH_FILES, -(-len(todo) // n_workers)) if use_pool else _BATCH_FILES
+    batches = list(_batches(todo, size))
+    tasks = [(str(root), [t for t in b if t[0] not in cached], max_tokens) for b in batches]
     pool: ParsePool | None = None
     if use_pool:
-        pool = ParsePool(n_workers, warm=lambda: get_tokenizer(TOKENIZER_MODEL).count("warm"))
+        pool = ParsePool(n_workers, warm=lambda: _warm(missing))
         outcomes: Iterable[list[ParseOutcome]] = pool.ordered_map(parse_batch, tasks)
     else:
         outcomes = (parse_batch(*t) if t[1] else [] for t in tasks)
@@ -560,6 +565,14 @@ def _parse_and_write(
         if pool is not None:
             pool.close()
     return parse_errors, (n_workers if use_pool else 1), len(cached)
+
+
+def _warm(paths: Sequence[str]) -> None:
+    """Load the tokenizer and the grammars of ``paths`` (forked workers inherit them)."""
+    get_tokenizer(TOKENIZER_MODEL).count("warm")
+    for name in sorted({lang.name for lang in (language_for(p)[1] for p in paths) if lang}):
+        with contextlib.suppress(Exception):  # a grammar that fails, fails in the worker
+            load_queries(name)
 
 
 def _from_cache(

@@ -163,12 +163,54 @@ _V4: tuple[str | Callable[[sqlite3.Connection], None], ...] = (
     "CREATE INDEX IF NOT EXISTS symbol_parts_file ON symbol_parts(file_id)",
 )
 
+_FTS_TOKENIZE = "tokenize = \"unicode61 remove_diacritics 2 tokenchars '_'\""
+
+
+def _contentless_fts(conn: sqlite3.Connection) -> None:
+    """Move the full-text values to the chunk rows and rebuild the table without content.
+
+    Idempotent (it checks what is there), so a database whose migration records were
+    lost or rewound is brought to the same shape.
+    """
+    cols = {str(r[1]) for r in conn.execute("PRAGMA table_info(chunks)")}
+    for col in ("symbols", "parts"):
+        if col not in cols:
+            conn.execute(f"ALTER TABLE chunks ADD COLUMN {col} TEXT NOT NULL DEFAULT ''")
+    sql = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'chunks_fts'").fetchone()
+    if sql is not None and "content" in str(sql[0]):
+        return  # already contentless
+    if sql is not None:
+        conn.execute(
+            "UPDATE chunks SET symbols = COALESCE(t.symbols, ''), parts = COALESCE(t.parts, '') "
+            "FROM chunks_fts t WHERE t.rowid = chunks.id"
+        )
+        conn.execute("DROP TABLE chunks_fts")
+    conn.execute(
+        f"CREATE VIRTUAL TABLE chunks_fts USING fts5(path, symbols, body, parts, "
+        f"content = '', {_FTS_TOKENIZE})"
+    )
+    conn.execute(
+        "INSERT INTO chunks_fts(rowid, path, symbols, body, parts) "
+        "SELECT c.id, f.path, c.symbols, c.text, c.parts "
+        "FROM chunks c JOIN files f ON f.id = c.file_id ORDER BY c.id"
+    )
+
+
+_FTS_TOKENIZE = "tokenize = \"unicode61 remove_diacritics 2 tokenchars '_'\""
+
+#: the full-text table keeps no copy of the text (``content=''``): it held every chunk's
+#: body a second time (a third of the index). The values it indexed are kept on the chunk
+#: row (``symbols``, ``parts``; the body is ``text``, the path the file's), because a
+#: contentless table deletes a row only when told the exact values it indexed.
+_V5: tuple[str | Callable[[sqlite3.Connection], None], ...] = (_contentless_fts,)
+
 #: (version, name, steps: SQL statements or functions of the connection), applied in order
 MIGRATIONS: tuple[tuple[int, str, tuple[str | Callable[[sqlite3.Connection], None], ...]], ...] = (
     (1, "initial", _V1),
     (2, "grouped references", _V2),
     (3, "staged index, skipped files, blob ids", _V3),
     (4, "symbol name parts", _V4),
+    (5, "contentless full-text table", _V5),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

@@ -633,8 +633,12 @@ def _delete_file(conn: sqlite3.Connection, path: str) -> None:
     row = conn.execute("SELECT id FROM files WHERE path = ?", (path,)).fetchone()
     if row is None:
         return
+    # the full-text table is contentless: it forgets a row when given what it indexed
     conn.execute(
-        "DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE file_id = ?)", row
+        "INSERT INTO chunks_fts(chunks_fts, rowid, path, symbols, body, parts) "
+        "SELECT 'delete', c.id, ?, c.symbols, c.text, c.parts FROM chunks c "
+        "WHERE c.file_id = ? ORDER BY c.id",
+        (path, row[0]),
     )
     conn.execute("DELETE FROM files WHERE id = ?", row)
 
@@ -697,8 +701,8 @@ def _insert_file(
     ids = range(first, first + len(data.chunks))
     conn.executemany(
         "INSERT INTO chunks(id, file_id, start_line, end_line, symbol, kind, text, tokens, "
-        "content_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [(cid, fid, *c[:7]) for cid, c in zip(ids, data.chunks, strict=True)],
+        "content_hash, symbols, parts) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [(cid, fid, *c[:9]) for cid, c in zip(ids, data.chunks, strict=True)],
     )
     conn.executemany(
         "INSERT INTO chunks_fts(rowid, path, symbols, body, parts) VALUES (?, ?, ?, ?, ?)",
