@@ -83,6 +83,24 @@ def _prepare(lib: Any, work: Path, cache: Path, parent: str) -> float:
     return time.perf_counter() - started
 
 
+def _first_pack_librarian(work: Path, limit: int, cache_dir: Path) -> Any:
+    """A ``Librarian`` on ``work`` as a user's first ``compose`` meets it: no index, an
+    empty per-user parse cache, at most ``limit`` files parsed before the answer (0: the
+    configured default) and no background run finishing the rest meanwhile."""
+    from codelibrarian.api import Librarian
+    from codelibrarian.config import load_config
+
+    shutil.rmtree(work / ".librarian", ignore_errors=True)
+    shutil.rmtree(cache_dir, ignore_errors=True)
+    os.environ["LIBRARIAN_CACHE_DIR"] = str(cache_dir)
+    config = load_config(work)
+    update: dict[str, Any] = {"background": False}
+    if limit > 0:
+        update["first_files"] = limit
+    config = config.model_copy(update={"index": config.index.model_copy(update=update)})
+    return Librarian(work, config)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--bench", required=True, type=Path, help="the harness copy (ctxbench/)")
@@ -92,6 +110,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-tasks", type=int, default=None)
     ap.add_argument("--tag", default="fast")
     ap.add_argument("--ablate", default="", help="comma list of signals to switch off")
+    ap.add_argument(
+        "--first-pack",
+        type=int,
+        default=None,
+        metavar="FILES",
+        help="compose every pack in the first-pack state: no index, an empty parse cache, "
+        "the answer-first index parsing at most FILES files (0: the configured default) "
+        "and no background run",
+    )
     ap.add_argument("--dump", type=Path, default=None, help="write every pack under DIR")
     ap.add_argument("--tasks-dir", type=Path, default=None, help="default: BENCH/tasks")
     ap.add_argument(
@@ -161,13 +188,19 @@ def main(argv: list[str] | None = None) -> int:
                         str(src), "diff", task["parent"], task["commit"], "--", task["gold"][0]
                     )
                 lib = Librarian(work)
-                index_s.append(_prepare(lib, work, cache, task["parent"]))
+                if args.first_pack is None:
+                    index_s.append(_prepare(lib, work, cache, task["parent"]))
                 as_of = _as_of(work)
                 for mode in modes:
                     if task["id"] not in chosen[mode]:
                         continue
                     gold_eval = task["gold"] if mode == "intent" else task["gold"][1:]
                     for budget in budgets:
+                        if args.first_pack is not None:
+                            lib.close()
+                            lib = _first_pack_librarian(
+                                work, args.first_pack, bench / ".data" / "first-pack-cache"
+                            )
                         t1 = time.perf_counter()
                         error = None
                         try:

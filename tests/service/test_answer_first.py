@@ -132,3 +132,39 @@ def test_a_complete_index_is_not_listed_again_by_a_new_process(tmp_path: Path) -
         (root / "pkg" / "filler_03.py").write_text(_filler(3) + "X = 1\n")
         lib.compose(TASK, budget=1000)
         assert calls == ["index"]
+
+
+def _parsed(root: Path) -> set[str]:
+    with sqlite3.connect(root / ".librarian" / "index.db") as conn:
+        rows = conn.execute("SELECT path FROM files WHERE stage = 2").fetchall()
+    return {str(r[0]) for r in rows}
+
+
+def test_a_given_diff_chooses_its_files_and_their_users_first(tmp_path: Path) -> None:
+    caller = (
+        "from pkg.billing.invoice import round_tax\n\n\ndef monthly(v):\n    return round_tax(v)\n"
+    )
+    files = {**FILES, "pkg/zz_reports/monthly.py": caller}
+    diff = (
+        "diff --git a/pkg/billing/invoice.py b/pkg/billing/invoice.py\n"
+        "--- a/pkg/billing/invoice.py\n"
+        "+++ b/pkg/billing/invoice.py\n"
+        "@@ -8,2 +8,2 @@ def invoice_total(self, lines):\n"
+        " def round_tax(amount):\n"
+        "-    return round(amount * 1.2, 2)\n"
+        "+    return round(amount * 1.25, 2)\n"
+    )
+    task = "apply the reviewer's suggestion"  # no word of it names a file
+    # without the diff, nothing in the task chooses: path order, and the user is not
+    # among the first files (this clone first: a parse cache shared by clones would
+    # otherwise count the other clone's parses)
+    plain = make_repo(tmp_path / "plain", files)
+    with Librarian(plain, SMALL) as lib:
+        lib.compose(task, budget=2000, as_of=1_767_225_600)
+    assert "pkg/zz_reports/monthly.py" not in _parsed(plain)
+    root = make_repo(tmp_path / "r", files)
+    with Librarian(root, SMALL) as lib:
+        lib.compose(task, budget=2000, diff_text=diff, as_of=1_767_225_600)
+    parsed = _parsed(root)
+    assert {"pkg/billing/invoice.py", "pkg/zz_reports/monthly.py"} <= parsed
+    assert len(parsed) < len(files)

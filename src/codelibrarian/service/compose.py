@@ -59,6 +59,31 @@ _PRIVATE_DIR = "private"
 STATUS_FILE = "vitals.json"
 
 
+#: identifiers of a given diff added to the task's words when choosing the first files
+FIRST_PACK_DIFF_WORDS = 40
+
+
+def _first_pack_hints(
+    task: str, explicit: Sequence[str], diff_text: str | None
+) -> tuple[str, list[str]]:
+    """The words and files the answer-first index parses first for this call.
+
+    With a diff given as text, its files come first (like named files) and its
+    identifiers join the task's words: the files that use them are where a change
+    ripples, and an index that has not parsed them cannot show their code. The
+    words only choose what to parse first; nothing here reaches the pack.
+    """
+    if not diff_text:
+        return task, list(explicit)
+    from ..sources.ranking import changed_identifiers
+    from ..workspace.git import parse_unified_diff
+
+    changes = parse_unified_diff(diff_text)
+    words = changed_identifiers(changes, FIRST_PACK_DIFF_WORDS)
+    files = [*explicit, *(d.path for d in changes if not d.binary)]
+    return " ".join([task, *words]), files
+
+
 def shape_budget(
     base: BudgetConfig, total: int, available: dict[str, int], *, scale_defaults: bool
 ) -> BudgetConfig:
@@ -174,8 +199,9 @@ class ComposeService:
         model = model or config.compose.model
         now = now_or(as_of)
         explicit = self.ws.resolve_files(files)
+        first_task, first_files = _first_pack_hints(task, explicit, diff_text)
         readiness = self.ws.ensure_index(
-            refresh=refresh, progress=progress, task=task, files=explicit
+            refresh=refresh, progress=progress, task=first_task, files=first_files
         )
         warnings = list(self.ws.file_warnings(explicit, self.ws.open_store()))
         if not is_known_model(model):

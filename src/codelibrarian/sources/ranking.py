@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Iterable
 
 from ..query.locate import (
     Located,
@@ -26,6 +27,7 @@ from ..query.locate import (
     rank_spans,
     variants,
 )
+from ..workspace.git import FileDiff
 from .base import SourceContext
 from .rules import find_rule_files
 
@@ -72,8 +74,14 @@ def is_code(ctx: SourceContext, path: str) -> bool:
 
 def diff_identifiers(ctx: SourceContext, limit: int = 40) -> list[str]:
     """Identifiers on the change's ``+``/``-`` lines and hunk headers, most frequent first."""
+    return changed_identifiers(ctx.changes, limit)
+
+
+def changed_identifiers(changes: Iterable[FileDiff], limit: int = 40) -> list[str]:
+    """Identifiers on ``changes``' ``+``/``-`` lines and hunk headers, most frequent first
+    (a hunk header's counting twice), ties by name; common code words left out."""
     counts: Counter[str] = Counter()
-    for diff in ctx.changes:
+    for diff in changes:
         for hunk in diff.hunks:
             header_ctx = hunk.header.split("@@")[-1]
             for m in _IDENT.finditer(header_ctx):
