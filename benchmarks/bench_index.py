@@ -24,8 +24,11 @@ incremental update, memory.
 from __future__ import annotations
 
 import argparse
+import ctypes
+import functools
 import json
 import os
+import platform
 import resource
 import shutil
 import statistics
@@ -51,17 +54,44 @@ def stdlib_files() -> tuple[Path, list[str]]:
     return base, rels
 
 
+#: the ``kcmp`` system call's number, by machine (Linux); None: not known here
+_KCMP = {"x86_64": 312, "aarch64": 272}.get(platform.machine())
+_KCMP_VM = 1
+
+
+@functools.cache
+def _libc() -> ctypes.CDLL:
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _same_memory(a: int, b: int) -> bool:
+    """Processes ``a`` and ``b`` share one address space (a ``vfork`` child before exec).
+
+    Such a child's ``/proc`` figures are its parent's; summing both would count the
+    parent twice (``subprocess`` starts ``git`` this way: a sample taken in that
+    millisecond reported twice the indexing process).
+    """
+    if _KCMP is None or not sys.platform.startswith("linux"):
+        return False
+    return int(_libc().syscall(_KCMP, a, b, _KCMP_VM, 0, 0)) == 0
+
+
 def _tree_memory_kb(pid: int) -> tuple[int, int]:
-    """``(RSS, PSS)`` in KiB summed over ``pid`` and every process below it."""
+    """``(RSS, PSS)`` in KiB summed over ``pid`` and every process below it.
+
+    A child that shares its parent's address space (``vfork``) is not counted again.
+    """
     rss = pss = 0
-    stack = [pid]
+    stack = [(pid, 0)]
     seen: set[int] = set()
     while stack:
-        p = stack.pop()
+        p, parent = stack.pop()
         if p in seen:
             continue
         seen.add(p)
         try:
+            if parent and _same_memory(parent, p):
+                continue
             with open(f"/proc/{p}/status", encoding="ascii") as fh:
                 for line in fh:
                     if line.startswith("VmRSS:"):
@@ -74,7 +104,7 @@ def _tree_memory_kb(pid: int) -> tuple[int, int]:
                         break
             for task in os.listdir(f"/proc/{p}/task"):
                 with open(f"/proc/{p}/task/{task}/children", encoding="ascii") as fh:
-                    stack.extend(int(c) for c in fh.read().split())
+                    stack.extend((int(c), p) for c in fh.read().split())
         except (OSError, ValueError):
             continue
     return rss, pss

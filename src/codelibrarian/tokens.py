@@ -219,15 +219,24 @@ def _clean(text: str) -> str:
 class BpeTokenizer:
     """Exact counts with one of bpe-openai's encodings."""
 
-    def __init__(self, encoding: str = "o200k_base") -> None:
+    def __init__(self, encoding: str = "o200k_base", *, remember: bool = True) -> None:
         if encoding not in ENCODINGS:
             raise UsageError(
                 f"unknown encoding {encoding!r}",
                 hint=f"Use one of: {', '.join(ENCODINGS)}.",
             )
         self._encoding = encoding
+        self._remembers = remember
         self._cache: OrderedDict[bytes, int] = OrderedDict()
         self._lock = threading.Lock()
+
+    def uncached(self) -> BpeTokenizer:
+        """The same counts without the cache: for a caller that counts each text once.
+
+        The indexer counts every chunk once per parse, so a cache there costs a hash
+        per text and ~20 MiB per pool worker for almost no hits.
+        """
+        return BpeTokenizer(self._encoding, remember=False)
 
     @property
     def name(self) -> str:
@@ -252,6 +261,9 @@ class BpeTokenizer:
         """
         if not text:
             return 0
+        if not self._remembers:
+            bounded: int | None = _encoder(self._encoding).count_till_limit(_clean(text), limit)
+            return bounded
         key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
         with self._lock:
             hit = self._cache.get(key)
@@ -271,6 +283,9 @@ class BpeTokenizer:
     def count(self, text: str) -> int:
         if not text:
             return 0
+        if not self._remembers:
+            exact: int = _encoder(self._encoding).count(_clean(text))
+            return exact
         key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
         with self._lock:
             hit = self._cache.get(key)

@@ -52,6 +52,7 @@ from ..workspace.skips import Attributes
 from ..workspace.state import State
 from . import graph
 from .blobcache import BlobCache
+from .gitblobs import clean_blob_ids
 from .health import discard, quick_check
 from .imports import Resolver
 from .languages import language_for, load_queries
@@ -73,6 +74,8 @@ __all__ = [
 #: below this many files to parse, a process pool costs more than it saves (forked
 #: workers inherit the loaded tokenizer and grammars, so starting them costs ~50 ms)
 POOL_MIN_FILES = 16
+#: from this many known files with new mtimes, blob ids come from git's index (``gitblobs``)
+GIT_IDS_MIN_FILES = 64
 _BATCH_FILES = 24
 #: a first build of at least this many files loads without secondary indexes
 _BULK_FILES = 500
@@ -217,6 +220,7 @@ def _list(root: Path, cfg: Config, store: SqliteStore) -> _Listing:
 
     for rel in cands.unreadable_dirs:
         skip(rel, "unreadable", -1, -1)
+    to_look: list[tuple[str, int, int]] = []
     for rel in cands.paths:
         st, reason = probe(root, real_root, rel, ws, attributes)
         if st is None:
@@ -231,6 +235,17 @@ def _list(root: Path, cfg: Config, store: SqliteStore) -> _Listing:
         was = skipped_known.get(rel)
         if was is not None and was[1:] == (size, mtime):
             skip(rel, was[0], size, mtime)
+            continue
+        to_look.append((rel, size, mtime))
+    # many known files with new mtimes (a clone, a worktree, a seeded index): git's own
+    # index says which are unchanged without reading them (``gitblobs``)
+    moved = sum(1 for rel, _, _ in to_look if rel in known)
+    git_ids = clean_blob_ids(root) if moved >= GIT_IDS_MIN_FILES else {}
+    for rel, size, mtime in to_look:
+        old = known.get(rel)
+        if old is not None and old[1] == size and git_ids.get(rel) == old[0]:
+            out.listed[rel] = mtime
+            out.touched.append((rel, mtime))
             continue
         data, reason = read_candidate(root, rel, ws)
         if data is None:

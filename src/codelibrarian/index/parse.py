@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import __version__
-from ..tokens import Tokenizer, get_tokenizer
+from ..tokens import BpeTokenizer, Tokenizer, get_tokenizer
 from ..workspace.files import blob_id
 from .chunks import build_chunks
 from .imports import specs_from_captures
@@ -207,6 +207,13 @@ def _path_parts(path: str) -> set[str]:
     return set(parts_text(path).split())
 
 
+@cache
+def _index_tokenizer() -> Tokenizer:
+    """The index's tokenizer without a count cache (each chunk is counted once)."""
+    tokenizer = get_tokenizer(TOKENIZER_MODEL)
+    return tokenizer.uncached() if isinstance(tokenizer, BpeTokenizer) else tokenizer
+
+
 #: a worker's answer for one file: ``(path, mtime_ns, payload)``, or ``(path, reason)``
 #: when the file vanished or became unreadable since it was listed
 ParseOutcome = tuple[str, int, bytes] | tuple[str, str]
@@ -214,7 +221,7 @@ ParseOutcome = tuple[str, int, bytes] | tuple[str, str]
 
 def parse_batch(root: str, items: Sequence[tuple[str, int]], max_tokens: int) -> list[ParseOutcome]:
     """Worker entry: parse ``(path, mtime_ns)`` items under ``root`` into payloads."""
-    tokenizer = get_tokenizer(TOKENIZER_MODEL)
+    tokenizer = _index_tokenizer()
     base = Path(root)
     out: list[ParseOutcome] = []
     for rel, mtime_ns in items:

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable
 
 from ..errors import IndexCorrupt
-from .tokenize import name_parts
+from .tokenize import name_parts_uncached
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -133,7 +133,7 @@ def symbol_part_rows(
     as they do in ``symbols``."""
     by_part: dict[str, list[int]] = {}
     for ord_, name in enumerate(names):
-        for part in name_parts(name):
+        for part in name_parts_uncached(name):
             by_part.setdefault(part, []).append(ord_)
     return [(part, file_id, " ".join(map(str, by_part[part]))) for part in sorted(by_part)]
 

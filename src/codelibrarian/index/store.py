@@ -120,11 +120,13 @@ class SqliteStore:
                 conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
             conn.execute("PRAGMA busy_timeout = 30000")
             if not readonly:
-                conn.execute("PRAGMA journal_mode = WAL")
                 # the index is derived data: a process killed at any point loses only
                 # uncommitted batches (WAL), and a power loss that damages the file
-                # is caught by quick_check and rebuilt; so no fsync waits while writing
+                # is caught by quick_check and rebuilt; so no fsync waits while writing.
+                # Set before WAL: turning a rollback-journal file (a seeded copy, whose
+                # 110 MB were just written unsynced) into WAL fsyncs it otherwise, 0.28 s
                 conn.execute("PRAGMA synchronous = OFF")
+                conn.execute("PRAGMA journal_mode = WAL")
                 # bulk writes: a 32 MiB page cache (FTS5 merges revisit pages), temp
                 # b-trees in memory, and a checkpoint (with its fsyncs) every ~32 MiB of
                 # WAL instead of every 4 MiB; commits per batch are unchanged
