@@ -101,6 +101,23 @@ def _first_pack_librarian(work: Path, limit: int, cache_dir: Path) -> Any:
     return Librarian(work, config)
 
 
+def _drop_lane(lane: str) -> None:
+    """Every workspace of this run gathers from all its sources but ``lane`` (a
+    benchmark-only switch: the library has no option to silence a built-in lane)."""
+    from codelibrarian.service.workspace import WorkspaceSession
+    from codelibrarian.sources import load_sources
+
+    loaded = WorkspaceSession.sources
+    names = {s.name for s in load_sources()}
+    if lane not in names:
+        raise SystemExit(f"--drop-lane: unknown lane {lane!r} (lanes: {', '.join(sorted(names))})")
+
+    def sources(self: Any) -> tuple[Any, ...]:
+        return tuple(s for s in loaded(self) if s.name != lane)
+
+    WorkspaceSession.sources = sources  # type: ignore[method-assign]
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--bench", required=True, type=Path, help="the harness copy (ctxbench/)")
@@ -110,6 +127,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-tasks", type=int, default=None)
     ap.add_argument("--tag", default="fast")
     ap.add_argument("--ablate", default="", help="comma list of signals to switch off")
+    ap.add_argument(
+        "--drop-lane",
+        default="",
+        metavar="LANE",
+        help="leave one source lane out (structure, rules, local, history...): its "
+        "share of the budget goes to the others, as when it has nothing to offer",
+    )
     ap.add_argument(
         "--first-pack",
         type=int,
@@ -138,6 +162,8 @@ def main(argv: list[str] | None = None) -> int:
         setattr(importlib.import_module(module), name, ast.literal_eval(value))
     if args.ablate:
         os.environ["LIBRARIAN_ABLATE"] = args.ablate
+    if args.drop_lane:
+        _drop_lane(args.drop_lane)
 
     bench = args.bench.resolve()
     run = _harness(bench)
