@@ -112,6 +112,13 @@ class TreeStamp:
             return None
         return cls(tuple(paths), tuple(stats))
 
+    def folders(self) -> list[str]:
+        """The folders this stamp covers (its other entries are files)."""
+        return [
+            p for p, st in zip(self.paths, self.stats, strict=True)
+            if st is not None and stat.S_ISDIR(st[0])
+        ]  # fmt: skip
+
     def unchanged(self) -> bool:
         """Whether every recorded entry still has the same ``lstat``."""
         return self.usable and all(

@@ -37,6 +37,7 @@ from ..workspace.git import (
     working_diff,
 )
 from ..workspace.state import State
+from .quietwatch import QuietWatch
 from .treestamp import TreeStamp
 
 __all__ = ["MAX_AS_OF", "IndexReadiness", "WorkspaceSession", "check_text", "now_or"]
@@ -160,6 +161,10 @@ class WorkspaceSession:
         self._status: tuple[TreeStamp, tuple[str, ...]] | None = None
         self._status_calls = 0
         self._stampable = True
+        #: armed before the last quick ``git status``: while its queue is empty, that
+        #: call's signature, HEAD and clean flag still hold (``quietwatch.py``)
+        self._quiet: tuple[QuietWatch, tuple[Any, ...], str | None, bool] | None = None
+        self._watchable = True
         self.memo: dict[str, Any] = {}
         self.ablate = _ablated(os.environ.get("LIBRARIAN_ABLATE", ""))
 
@@ -213,6 +218,9 @@ class WorkspaceSession:
     def close(self) -> None:
         """Release the index connection (and keep what the secret gate learned)."""
         self.save_scans()
+        if self._quiet is not None:
+            self._quiet[0].close()
+            self._quiet = None
         if self._store is not None:
             self._store.close()
             self._store = None
@@ -336,8 +344,24 @@ class WorkspaceSession:
         """
         if not self.is_git():
             return None
+        if self._quiet is not None:
+            watch, signature, head, clean = self._quiet
+            if watch.quiet():
+                self._status_calls += 1
+                self._head, self._tracked_clean = head, clean
+                return signature
+            watch.close()
+            self._quiet = None
         kept = self._status
+        # armed before the stamp is checked: a change after the check shows in its queue
+        armed = None
+        if kept is not None and self._watchable:
+            armed = QuietWatch.arm(self.root, kept[0].folders())
+            self._watchable = armed is not None
         quick = kept is not None and kept[0].unchanged()
+        if armed is not None and not quick:
+            armed.close()
+            armed = None
         # before git looks (a change after it shows); from the second call on, so a
         # one-call process (a fresh CLI compose) does not pay for the walk
         taken = None
@@ -358,7 +382,10 @@ class WorkspaceSession:
         self._head = head
         # nothing staged or modified: the working diff against HEAD is empty
         self._tracked_clean = tracked_clean
-        return (head, tuple(sorted(entries)))
+        signature = (head, tuple(sorted(entries)))
+        if armed is not None:
+            self._quiet = (armed, signature, head, tracked_clean)
+        return signature
 
     def changes(self, trigger: Trigger) -> tuple[FileDiff, ...]:
         """The trigger's change: a given diff, the diff against a base, or the working diff."""
