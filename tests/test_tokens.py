@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from codelibrarian.errors import UsageError
@@ -22,6 +22,7 @@ from codelibrarian.tokens import (
     BpeTokenizer,
     ScaledTokenizer,
     Tokenizer,
+    count_joined,
     encoding_for_model,
     fit_prefix,
     get_tokenizer,
@@ -287,3 +288,41 @@ def test_count_till_limit_is_exact_up_to_the_limit(encoding: str) -> None:
     assert tok.count_till_limit(text, n + 10) == n
     assert tok.count_till_limit(text, n - 1) is None
     assert tok.count_till_limit("", 0) == 0
+
+
+# --- counting a pack from its blocks -------------------------------------------------
+
+_TRICKY = st.sampled_from(
+    ["\n", "\n\n", " ", "  ", "\t", "/", "//", ")", "}", "#", "'s", "x", "Ab", "42", "é",
+     "\u0301", "日本", "\r\n", "->", "```", "<file>", "def f():", "    return 1", "😀"]
+)  # fmt: skip
+_TEXT = st.lists(_TRICKY, max_size=12).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(parts=st.lists(_TEXT, max_size=6), sep=st.sampled_from(["\n\n", "\n", "", " ", "\n---\n"]))
+def test_a_joined_count_from_pieces_is_the_whole_texts_count(parts: list[str], sep: str) -> None:
+    for encoding in ENCODINGS:
+        tok = BpeTokenizer(encoding)
+        assert tok.count_joined(parts, sep) == tok.count(sep.join(parts))
+    scaled = ScaledTokenizer(BpeTokenizer(), 1350)
+    assert count_joined(scaled, parts, sep) == scaled.count(sep.join(parts))
+
+
+def test_a_joined_count_cuts_only_where_no_token_spans(monkeypatch: pytest.MonkeyPatch) -> None:
+    tok = BpeTokenizer()
+    counted: list[str] = []
+    real = tok.count
+
+    def spy(text: str) -> int:
+        counted.append(text)
+        return real(text)
+
+    monkeypatch.setattr(tok, "count", spy)
+    blocks = ["## a.py\nx = 1\n", "// b.js\nlet y\n", "  indented\n", "## c.py\nz = 3\n"]
+    assert tok.count_joined(blocks, "\n\n") == real("\n\n".join(blocks))
+    # cut before "## c.py" only: "//" and leading spaces could join the piece before
+    assert counted == [
+        "## a.py\nx = 1\n\n\n// b.js\nlet y\n\n\n  indented\n\n\n",
+        "## c.py\nz = 3\n",
+    ]

@@ -19,6 +19,7 @@ import re
 import threading
 import warnings
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -31,6 +32,7 @@ __all__ = [
     "BpeTokenizer",
     "ScaledTokenizer",
     "Tokenizer",
+    "count_joined",
     "encoding_for_model",
     "fit_prefix",
     "get_tokenizer",
@@ -296,6 +298,47 @@ class BpeTokenizer:
         self._remember(key, total)
         return total
 
+    def count_joined(self, parts: Sequence[str], sep: str) -> int:
+        """Exact count of ``sep.join(parts)``, summed from cached counts of its pieces.
+
+        Both encodings' pre-tokenizers end a piece at a newline that is followed by
+        neither whitespace nor ``/`` (o200k lets a run of punctuation take the
+        newlines and slashes after it: ``)`` newline ``//`` is one piece), and no
+        token spans two pieces. So the text is cut just before each part that
+        starts with such a character when what precedes it ends with a newline, and
+        the count of the whole is the sum of the cut pieces' counts. Each piece's
+        count is cached: a render loop that changes one block of a pack counts only
+        that block's piece again, not the whole pack.
+        """
+        total = 0
+        piece: list[str] = []
+        after_newline = False  # whether the text so far ends with a newline
+        for n, part in enumerate(parts):
+            if n and sep:
+                piece.append(sep)
+                after_newline = sep.endswith("\n")
+            if part and after_newline and _starts_piece(part[0]):
+                total += self.count("".join(piece))
+                piece = []
+            if part:
+                piece.append(part)
+                after_newline = part.endswith("\n")
+        return total + self.count("".join(piece))
+
+
+def _starts_piece(char: str) -> bool:
+    return not char.isspace() and char != "/"
+
+
+def count_joined(tokenizer: Tokenizer, parts: Sequence[str], sep: str) -> int:
+    """``tokenizer.count(sep.join(parts))``, from the pieces where the tokenizer allows
+    (:meth:`BpeTokenizer.count_joined`), else by counting the joined text."""
+    joined = getattr(tokenizer, "count_joined", None)
+    if joined is not None and isinstance(tokenizer, BpeTokenizer | ScaledTokenizer):
+        result: int = joined(parts, sep)
+        return result
+    return tokenizer.count(sep.join(parts))
+
 
 class ScaledTokenizer:
     """o200k counts times a safety factor, rounded up, for non-public tokenizers."""
@@ -316,6 +359,11 @@ class ScaledTokenizer:
 
     def count(self, text: str) -> int:
         return -(-self._base.count(text) * self._factor // 1000)  # integer ceiling
+
+    def count_joined(self, parts: Sequence[str], sep: str) -> int:
+        """``count(sep.join(parts))``: the base count is exact from its pieces, and the
+        factor is applied once to the whole (a ceiling per piece would over-count)."""
+        return -(-self._base.count_joined(parts, sep) * self._factor // 1000)
 
 
 _TOKENIZERS: dict[tuple[str, int], Tokenizer] = {}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pytest
 
 from codelibrarian.composer import (
@@ -18,7 +20,7 @@ from codelibrarian.composer import (
 )
 from codelibrarian.config import BudgetConfig, LaneBudget
 from codelibrarian.errors import BudgetInfeasible
-from codelibrarian.tokens import Tokenizer
+from codelibrarian.tokens import BpeTokenizer, Tokenizer
 
 SECRET = b"test-secret-0123456789abcdef0123"
 CTX = ComposeContext.make(as_of=1_700_000_000, workspace_fingerprint="wf", trigger="manual")
@@ -145,3 +147,26 @@ def test_candidate_repr_hides_path_title_and_content(tok: Tokenizer) -> None:
     text = repr(a)
     assert "secrets/prod.key" not in text and "hunter2" not in text
     assert a.id in text
+
+
+class _LyingPieces(BpeTokenizer):
+    """Sums pieces one token short: what a wrong cut would do."""
+
+    def count_joined(self, parts: Sequence[str], sep: str) -> int:
+        return max(0, super().count_joined(parts, sep) - 1)
+
+
+def test_a_pack_counted_from_its_blocks_is_checked_whole(tok: Tokenizer) -> None:
+    body = "".join(f"def f{n}(x):\n    return x + {n}\n\n" for n in range(40))
+    cands = [
+        cand(tok, f"src/m{n}.py", "symbol_context", "retrieved", body, lines=(1, 120))
+        for n in range(6)
+    ]
+    budget = small_budget(700)
+    honest = compose(cands, budget=budget, tokenizer=tok, context=CTX)
+    liar = _LyingPieces()
+    lied = compose(cands, budget=budget, tokenizer=liar, context=CTX)
+    # the whole text is counted once at the end: the cap holds on what leaves, and the
+    # render done again counting whole texts gives the pack an honest count gives
+    assert liar.count(lied.text) == lied.tokens <= 700
+    assert lied.text == honest.text and lied.tokens == honest.tokens

@@ -35,7 +35,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..errors import BudgetInfeasible
-from ..tokens import Tokenizer
+from ..tokens import Tokenizer, count_joined
 from .excerpt import label_ranges, merge_excerpts, render_excerpt
 from .selection import Selection
 from .shrink import shrink_body
@@ -200,11 +200,18 @@ def render_to_fit(
     tokenizer: Tokenizer,
     budget: int,
     spare: Sequence[tuple[Candidate, int]] = (),
+    pieces: bool = True,
 ) -> RenderResult:
     """Render the selection in ``fmt`` within ``budget`` tokens (raises BudgetInfeasible).
 
     ``spare`` lists ``(candidate, rank)`` pairs turned away for room, best first,
     for the fill step.
+
+    ``pieces``: the pack's count is summed from its blocks' cached counts where the
+    tokenizer allows (``tokens.count_joined``), so a loop step that changes one block
+    does not re-encode the whole pack. The finished text is then counted whole once;
+    should the two ever differ, the render is done again counting whole texts, so the
+    cap holds on the text that leaves whatever the sum said.
     """
     rank = {v.id: v.rank for v in selection.verdicts if v.selected}
     prio = selection.lane_priority
@@ -242,8 +249,9 @@ def render_to_fit(
             break
         estimate = sum(i.tokens for i in items) + sep_cost * (len(items) - 1)
         if estimate <= budget:
-            text = SEPARATOR.join(i.block for i in items)
-            exact = tokenizer.count(text)
+            blocks = [i.block for i in items]
+            text = SEPARATOR.join(blocks)
+            exact = _count(tokenizer, blocks, text, pieces)
             if exact <= budget:
                 break
             over = exact - budget
@@ -281,6 +289,7 @@ def render_to_fit(
             done=(text, exact),
             filled=filled,
             prio=prio,
+            pieces=pieces,
         )
         # the fill adds whole, unshrunk blocks: they count as rendered before any shrink
         # too, or the share shrinking kept reads over 100%
@@ -314,7 +323,18 @@ def render_to_fit(
             )
             for m in i.merged or ()
         )
+    if pieces and text and tokenizer.count(text) != exact:
+        return render_to_fit(
+            selection, bodies, fmt=fmt, tokenizer=tokenizer, budget=budget, spare=spare,
+            pieces=False,
+        )  # fmt: skip
     return RenderResult(text, exact, tuple(rendered), tuple(dropped), original_total, tuple(filled))
+
+
+def _count(tokenizer: Tokenizer, blocks: list[str], text: str, pieces: bool) -> int:
+    """The count of ``text`` (``SEPARATOR.join(blocks)``): from the blocks when
+    ``pieces``, else encoded whole."""
+    return count_joined(tokenizer, blocks, SEPARATOR) if pieces else tokenizer.count(text)
 
 
 def _drop_member(item: _Item, fmt: Format, tokenizer: Tokenizer, dropped: list[str]) -> None:
@@ -338,6 +358,7 @@ def _fill(
     done: tuple[str, int],
     filled: list[str],
     prio: Mapping[str, int],
+    pieces: bool,
 ) -> tuple[str, int]:
     """Add spare candidates while they fit (see the module docstring); the new text
     and its exact count. ``done`` is the text that fits now and its count."""
@@ -356,8 +377,9 @@ def _fill(
             host.merged.append(cand)
             host.keys[cand.id] = (host.order[0], cand_rank)
             _merged_block(host, fmt, tokenizer)
-            new_text = SEPARATOR.join(i.block for i in items)
-            new_exact = tokenizer.count(new_text)
+            blocks = [i.block for i in items]
+            new_text = SEPARATOR.join(blocks)
+            new_exact = _count(tokenizer, blocks, new_text, pieces)
             if new_exact <= budget:
                 text, exact = new_text, new_exact
                 filled.append(cand.id)
@@ -379,8 +401,9 @@ def _fill(
         item.order = (prio[cand.lane], cand_rank)
         at = next((k for k, i in enumerate(items) if i.order > item.order), len(items))
         items.insert(at, item)
-        new_text = SEPARATOR.join(i.block for i in items)
-        new_exact = tokenizer.count(new_text)
+        blocks = [i.block for i in items]
+        new_text = SEPARATOR.join(blocks)
+        new_exact = _count(tokenizer, blocks, new_text, pieces)
         if new_exact <= budget:
             text, exact = new_text, new_exact
             filled.append(cand.id)
