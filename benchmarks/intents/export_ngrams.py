@@ -1,0 +1,46 @@
+#!/usr/bin/env python3
+"""Write the planner's n-gram weights from the bundled training requests.
+
+    .venv/bin/python benchmarks/intents/export_ngrams.py          # write the file
+    .venv/bin/python benchmarks/intents/export_ngrams.py --check  # exit 1 if it is stale
+
+The file, ``src/codelibrarian/planning/data/ngram_weights.txt``, is the n-gram model
+(``codelibrarian.planning.ngrams``) trained on the default pattern catalog and
+``training_intents.jsonl`` (which ``export_training.py`` writes first). Training is
+deterministic: the same inputs give the same bytes on every machine and hash seed.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+sys.path.insert(0, str(ROOT / "src"))
+
+from codelibrarian.planning.ngrams import train  # noqa: E402
+from codelibrarian.planning.semantic import catalog_texts  # noqa: E402
+from codelibrarian.planning.training import bundled  # noqa: E402
+from codelibrarian.techniques.registry import default_library  # noqa: E402
+
+TARGET = ROOT / "src" / "codelibrarian" / "planning" / "data" / "ngram_weights.txt"
+
+
+def render() -> str:
+    return train(catalog_texts(default_library()), bundled()).dumps()
+
+
+def main(argv: list[str]) -> int:
+    text = render()
+    if "--check" in argv:
+        if not TARGET.is_file() or TARGET.read_text(encoding="utf-8") != text:
+            print(f"{TARGET} is stale: run {Path(__file__).name}", file=sys.stderr)
+            return 1
+        return 0
+    TARGET.write_text(text, encoding="utf-8")
+    print(f"wrote {len(text.splitlines()) - 6} features to {TARGET.relative_to(ROOT)}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main(sys.argv[1:]))
