@@ -19,16 +19,23 @@ semantic 200), plus the historical boost of its finished runs:
 * **semantic** — the candidate's similarity to the intent (:mod:`.semantic`),
   spread over ``[0, 1000]`` between the least and the most similar candidate.
 
-On top of the seed's five, like the historical boost, comes a sixth aspect:
+On top of the seed's five, like the historical boost, come two aspects learned from
+labelled requests:
 
 * **examples** (weight 700) — the example vote (:mod:`.examples`): how strongly,
   per mille, labelled requests worded like this one ask for the candidate's
   pattern (a composition takes the vote of the first pattern it realizes). It is what
   answers for wording the cue tables do not know, and it weighs every word by how well
-  it tells the patterns apart in the examples.
+  it tells the patterns apart in the examples;
+* **ngrams** (weight 700) — the n-gram model (:mod:`.ngrams`): a linear model over the
+  request's stemmed words and word pairs, weighing them together where the vote counts
+  them one at a time; its scores are spread over ``[0, 1000]`` from the lowest to the
+  highest pattern, and the explanation names the words that weigh most for the
+  candidate. It ranks second and third choices better (held-out rotations:
+  benchmarks/RESULTS.md, "Selection quality, sixth pass").
 
 The total is the aspects' points scaled to per mille (divided by the sum of the
-weights, 1700), plus the historical boost: an integer; candidates are ordered by
+weights, 2400), plus the historical boost: an integer; candidates are ordered by
 total, then raw similarity, then id — a total order. Compositions score against
 their own metadata; their semantic aspect blends the similarity of the pattern they
 realize (two thirds) with their own description's (one third). Each aspect carries a sentence saying
@@ -72,7 +79,8 @@ ASPECTS: tuple[str, ...] = (
 #: the seed's aspect weights (0.3 / 0.25 / 0.1 / 0.15 / 0.2), per mille, and the example
 #: vote on top of them: its weight was chosen on dev2 while the cue tables were still
 #: tuned on dev alone, so that neither had seen the requests it was chosen on
-#: (benchmarks/RESULTS.md, "Selection quality, second pass")
+#: (benchmarks/RESULTS.md, "Selection quality, second pass"); the n-gram model's, equal
+#: to the vote's, on the held-out rotation (the sixth pass)
 WEIGHTS: Mapping[str, int] = {
     "action": 300,
     "domain": 250,
