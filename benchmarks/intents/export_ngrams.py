@@ -15,8 +15,12 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent.parent
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
 sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(HERE))
+
+from export_training import write_or_check  # noqa: E402
 
 from codelibrarian.planning.ngrams import train  # noqa: E402
 from codelibrarian.planning.semantic import catalog_texts  # noqa: E402
@@ -32,14 +36,8 @@ def render() -> str:
 
 def main(argv: list[str]) -> int:
     text = render()
-    if "--check" in argv:
-        if not TARGET.is_file() or TARGET.read_text(encoding="utf-8") != text:
-            print(f"{TARGET} is stale: run {Path(__file__).name}", file=sys.stderr)
-            return 1
-        return 0
-    TARGET.write_text(text, encoding="utf-8")
-    print(f"wrote {len(text.splitlines()) - 6} features to {TARGET.relative_to(ROOT)}")
-    return 0
+    what = f"{len(text.splitlines()) - 6} features"
+    return write_or_check(TARGET, text, argv, script=Path(__file__).name, what=what)
 
 
 if __name__ == "__main__":
