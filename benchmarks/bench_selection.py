@@ -43,6 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
 from codelibrarian.planning.examples import ExampleModel  # noqa: E402
+from codelibrarian.planning.ngrams import train as train_ngrams  # noqa: E402
 from codelibrarian.planning.selector import select  # noqa: E402
 from codelibrarian.planning.semantic import (  # noqa: E402
     EmbeddingMatcher,
@@ -97,6 +98,16 @@ def example_model(train: str) -> Any:
     return ExampleModel(catalog_texts(default_library()), training(train))
 
 
+def ngram_model(train: str) -> Any:
+    """The n-gram model for ``train`` as :func:`example_model` reads it: the shipped
+    weights, none, or weights trained on the catalog and the named tuning splits only."""
+    if train == "bundled":
+        return True
+    if train == "none":
+        return None
+    return train_ngrams(catalog_texts(default_library()), training(train))
+
+
 def training(train: str) -> list[Labelled]:
     rows = [r for split in train.split("+") for r in load(split)]
     assert all(r["split"] in TUNING for r in rows)
@@ -120,6 +131,7 @@ def matcher_texts(train: str) -> dict[str, tuple[str, ...]]:
 def planner_ranker(mode: str, train: str = "bundled") -> Any:
     lib = default_library()
     model = example_model(train)
+    linear = ngram_model(train)
     if mode == "embeddings":
         emb = load_embedder()
         if emb is None:
@@ -135,7 +147,7 @@ def planner_ranker(mode: str, train: str = "bundled") -> Any:
         cm = KeywordMatcher(composition_texts(lib))
 
     def rank(text: str) -> list[str]:
-        return [c.id for c in select(text, lib, pm, cm, examples=model).patterns]
+        return [c.id for c in select(text, lib, pm, cm, examples=model, ngrams=linear).patterns]
 
     return rank
 
@@ -259,8 +271,8 @@ def main() -> int:
     ap.add_argument(
         "--train",
         default="bundled",
-        help="example vote: bundled (the shipped file), none, or tuning splits joined by +"
-        " (dev, dev2, dev3, dev+dev2, ...)",
+        help="example vote and n-gram model: bundled (the shipped files), none, or tuning"
+        " splits joined by + (dev, dev2, dev3, dev+dev2, ...)",
     )
     ap.add_argument(
         "--rotation",

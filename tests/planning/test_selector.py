@@ -26,12 +26,13 @@ def kw() -> tuple[KeywordMatcher, KeywordMatcher]:
     return KeywordMatcher(pattern_texts(lib)), KeywordMatcher(composition_texts(lib))
 
 
-def test_weights_are_the_seeds_plus_the_example_vote() -> None:
-    seed = {k: v for k, v in WEIGHTS.items() if k != "examples"}
+def test_weights_are_the_seeds_plus_the_example_vote_and_the_ngram_model() -> None:
+    seed = {k: v for k, v in WEIGHTS.items() if k not in ("examples", "ngrams")}
     assert seed == {"action": 300, "domain": 250, "urgency": 100, "scope": 150,
                     "semantic": 200}  # fmt: skip
     assert sum(seed.values()) == 1000
     assert WEIGHTS["examples"] == 700
+    assert WEIGHTS["ngrams"] == 700
 
 
 def test_debug_the_auth_issue_is_investigation_plus_security(

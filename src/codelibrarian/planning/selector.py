@@ -19,16 +19,23 @@ semantic 200), plus the historical boost of its finished runs:
 * **semantic** — the candidate's similarity to the intent (:mod:`.semantic`),
   spread over ``[0, 1000]`` between the least and the most similar candidate.
 
-On top of the seed's five, like the historical boost, comes a sixth aspect:
+On top of the seed's five, like the historical boost, come two aspects learned from
+labelled requests:
 
 * **examples** (weight 700) — the example vote (:mod:`.examples`): how strongly,
   per mille, labelled requests worded like this one ask for the candidate's
   pattern (a composition takes the vote of the first pattern it realizes). It is what
   answers for wording the cue tables do not know, and it weighs every word by how well
-  it tells the patterns apart in the examples.
+  it tells the patterns apart in the examples;
+* **ngrams** (weight 700) — the n-gram model (:mod:`.ngrams`): a linear model over the
+  request's stemmed words and word pairs, weighing them together where the vote counts
+  them one at a time; its scores are spread over ``[0, 1000]`` from the lowest to the
+  highest pattern, and the explanation names the words that weigh most for the
+  candidate. It ranks second and third choices better (held-out rotations:
+  benchmarks/RESULTS.md, "Selection quality, sixth pass").
 
 The total is the aspects' points scaled to per mille (divided by the sum of the
-weights, 1700), plus the historical boost: an integer; candidates are ordered by
+weights, 2400), plus the historical boost: an integer; candidates are ordered by
 total, then raw similarity, then id — a total order. Compositions score against
 their own metadata; their semantic aspect blends the similarity of the pattern they
 realize (two thirds) with their own description's (one third). Each aspect carries a sentence saying
@@ -46,6 +53,7 @@ from ..errors import UnverifiedByTrace
 from .examples import ExampleModel, Vote, default_model
 from .history import Outcome, outcome_for
 from .intent import DecomposedIntent, decompose
+from .ngrams import NgramModel, NgramScores, default_ngram_model
 from .semantic import Match
 
 if TYPE_CHECKING:
@@ -65,11 +73,14 @@ __all__ = [
     "select",
 ]
 
-ASPECTS: tuple[str, ...] = ("action", "domain", "urgency", "scope", "semantic", "examples")
+ASPECTS: tuple[str, ...] = (
+    "action", "domain", "urgency", "scope", "semantic", "examples", "ngrams",
+)  # fmt: skip
 #: the seed's aspect weights (0.3 / 0.25 / 0.1 / 0.15 / 0.2), per mille, and the example
 #: vote on top of them: its weight was chosen on dev2 while the cue tables were still
 #: tuned on dev alone, so that neither had seen the requests it was chosen on
-#: (benchmarks/RESULTS.md, "Selection quality, second pass")
+#: (benchmarks/RESULTS.md, "Selection quality, second pass"); the n-gram model's, equal
+#: to the vote's, on the held-out rotation (the sixth pass)
 WEIGHTS: Mapping[str, int] = {
     "action": 300,
     "domain": 250,
@@ -77,6 +88,7 @@ WEIGHTS: Mapping[str, int] = {
     "scope": 150,
     "semantic": 200,
     "examples": 700,
+    "ngrams": 700,
 }
 #: the aspects' points are scaled by this to a per-mille total
 _TOTAL_WEIGHT = sum(WEIGHTS.values())
@@ -300,6 +312,22 @@ def _examples(vote: Vote | None, pattern: str | None) -> Aspect:
     return Aspect("examples", score, WEIGHTS["examples"], why)
 
 
+def _ngrams(scored: NgramScores | None, spread: Mapping[str, int], pattern: str | None) -> Aspect:
+    if scored is None or pattern is None:
+        return Aspect("ngrams", 0, WEIGHTS["ngrams"], "no n-gram model")
+    score = spread.get(pattern, 0)
+    carriers = scored.carriers.get(pattern, ())
+    if not scored.carriers:
+        why = f"{score}‰; no word of the request is known to the n-gram model"
+    elif carriers:
+        said = ", ".join(repr(c) for c in carriers)
+        verb = "weighs" if len(carriers) == 1 else "weigh"
+        why = f"{score}‰ of the n-gram model's range; {said} {verb} most for it"
+    else:
+        why = f"{score}‰ of the n-gram model's range; no word of the request weighs for it"
+    return Aspect("ngrams", score, WEIGHTS["ngrams"], why)
+
+
 def _off_vocabulary(intent: DecomposedIntent, aspect: Aspect) -> Aspect:
     """``aspect`` at :data:`_OFF_VOCABULARY_KEEP` when the intent's action did not come
     from a vocabulary word, else unchanged."""
@@ -322,6 +350,7 @@ def _candidate(
     intent: DecomposedIntent,
     semantic: Aspect,
     examples: Aspect,
+    ngrams: Aspect,
     similarity: int,
     closest: str,
     history: Outcome | None,
@@ -334,6 +363,7 @@ def _candidate(
         _scope(intent, meta.scopes),
         semantic,
         examples,
+        ngrams,
     )
     boost = history.boost if history is not None else 0
     score = max(0, sum(a.points for a in aspects) * 1000 // _TOTAL_WEIGHT + boost)
@@ -368,17 +398,21 @@ def select(
     intent: DecomposedIntent | None = None,
     degradations: Sequence[UnverifiedByTrace] = (),
     examples: ExampleModel | bool | None = True,
+    ngrams: NgramModel | bool | None = True,
 ) -> Selection:
     """Rank every pattern and composition of ``library`` for ``text`` (module docstring).
 
     ``intent`` replaces the vocabulary decomposition (the provider-assisted mode
     passes its own); ``traces`` are finished runs for the historical boost;
     ``examples`` is the example-vote model (``True``: the bundled one for this library;
-    ``None`` or ``False``: no example vote).
+    ``None`` or ``False``: no example vote); ``ngrams`` the same for the n-gram model.
     """
     mode = pattern_matcher.mode
     model = default_model(library) if examples is True else examples or None
     vote = model.vote(text) if model is not None else None
+    linear = default_ngram_model(library) if ngrams is True else ngrams or None
+    scored = linear.score(text) if linear is not None else None
+    nspread = scored.per_mille() if scored is not None else {}
     pmatches = pattern_matcher.match(text)
     if intent is None:
         intent = decompose(
@@ -395,6 +429,7 @@ def select(
                 kind="pattern", cid=pid, name=p.name, meta=p.metadata, intent=intent,
                 semantic=_semantic(pspread.get(pid, 0), m, mode),
                 examples=_examples(vote, pid),
+                ngrams=_ngrams(scored, nspread, pid),
                 similarity=m.similarity if m else 0, closest=m.closest if m else "",
                 history=hist,
             )
@@ -420,6 +455,7 @@ def select(
                 kind="composition", cid=cid, name=c.name, meta=c.metadata, intent=intent,
                 semantic=_semantic(cspread.get(cid, 0), match, mode),
                 examples=_examples(vote, realized[0] if realized else None),
+                ngrams=_ngrams(scored, nspread, realized[0] if realized else None),
                 similarity=blended[cid], closest=match.closest if match else "",
                 history=hist, patterns=realized,
             )
