@@ -45,6 +45,8 @@ _CONTEXT = 12
 #: a window keeps only the lines of the definitions its hunks sit in (when the index
 #: knows them): the rest of the function being changed, not its neighbours
 CLIP_TO_DEFINITION = True
+#: changed files whose definition ranges one index generation keeps
+_MEMO_FILES = 512
 
 
 def changed_line_count(diffs: Sequence[FileDiff]) -> int:
@@ -104,6 +106,22 @@ def diff_shown_lines(hunks: Sequence[Hunk], *, new_side: bool) -> frozenset[int]
     return frozenset(out)
 
 
+def _symbol_lines(ctx: SourceContext, path: str) -> tuple[tuple[int, int], ...]:
+    """The line ranges of a file's definitions in the index, kept per index generation
+    (``memo["shared"]``): a resident process reads them once per changed file."""
+    if ctx.store is None:
+        return ()
+    memo: dict[str, tuple[tuple[int, int], ...]] = ctx.memo.setdefault("shared", {}).setdefault(
+        "local.symbol_lines", {}
+    )
+    found = memo.get(path)
+    if found is None:
+        found = tuple(sorted({(s.start_line, s.end_line) for s in ctx.store.symbols(path=path)}))
+        if len(memo) < _MEMO_FILES:
+            memo[path] = found
+    return found
+
+
 def _definitions(
     ctx: SourceContext, path: str, hunks: Sequence[Hunk], *, new_side: bool
 ) -> list[tuple[int, int, tuple[int, ...], tuple[int, int] | None]]:
@@ -112,21 +130,14 @@ def _definitions(
 
     Read from the index; without one every hunk is at module level, unframed.
     """
-    symbols = ctx.store.symbols(path=path) if ctx.store is not None and hunks else []
+    symbols = _symbol_lines(ctx, path) if hunks else ()
     out: list[tuple[int, int, tuple[int, ...], tuple[int, int] | None]] = []
     for h in hunks:
         first, count = (h.new_start, h.new_lines) if new_side else (h.old_start, h.old_lines)
         last = first + max(count, 1) - 1
-        heads = tuple(sorted({s.start_line for s in symbols if s.start_line < first <= s.end_line}))
+        heads = tuple(sorted({a for a, b in symbols if a < first <= b}))
         inner = [
-            min(
-                (
-                    (s.end_line - s.start_line, s.start_line, s.end_line)
-                    for s in symbols
-                    if s.start_line <= at <= s.end_line
-                ),
-                default=None,
-            )
+            min(((b - a, a, b) for a, b in symbols if a <= at <= b), default=None)
             for at in (first, last)
         ]
         bounds = None
