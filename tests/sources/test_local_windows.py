@@ -39,6 +39,35 @@ def _shown_numbers(cand: Candidate) -> set[int]:
     return set(range(cand.lines[0], cand.lines[1] + 1))
 
 
+def _text_diff(path: str, rows: list[str], i: int, new: str) -> str:
+    """A diff given as text that replaces ``rows[i]`` with ``new``, three context lines
+    either side (the tree is left as it was: the diff is not applied)."""
+    return (
+        f"diff --git a/{path} b/{path}\n--- a/{path}\n+++ b/{path}\n"
+        f"@@ -{i - 2},7 +{i - 2},7 @@\n"
+        + "".join(f" {r}\n" for r in rows[i - 3 : i])
+        + f"-{rows[i]}\n+{new}\n"
+        + "".join(f" {r}\n" for r in rows[i + 1 : i + 4])
+    )
+
+
+def _indexed_windows(root: Path, make_ctx: MakeCtx, task: str, diff_text: str) -> list[Candidate]:
+    """The ``recent_edit`` windows for a diff given as text, with the repository indexed."""
+    with Librarian(root) as lib:
+        lib.index()
+    store = open_store(root, readonly=True)
+    try:
+        ctx = replace(
+            make_ctx(root),
+            trigger=Trigger.create(task, as_of=AS_OF, diff_text=diff_text),
+            changes=parse_unified_diff(diff_text),
+            store=store,
+        )
+        return [c for c in LocalSource().gather(ctx) if c.kind == "recent_edit"]
+    finally:
+        store.close()
+
+
 def test_windows_leave_out_the_lines_the_applied_diff_prints(
     tmp_path: Path, make_ctx: MakeCtx
 ) -> None:
@@ -68,14 +97,7 @@ def test_a_text_diff_not_applied_leaves_out_its_old_side(tmp_path: Path, make_ct
     root = make_repo(tmp_path / "r", {"pkg/values.py": _module()})
     old_rows, new_rows = _module().splitlines(), _module(changed=20).splitlines()
     at = next(i for i, (a, b) in enumerate(zip(old_rows, new_rows, strict=True)) if a != b)
-    diff_text = (
-        "diff --git a/pkg/values.py b/pkg/values.py\n"
-        "--- a/pkg/values.py\n+++ b/pkg/values.py\n"
-        f"@@ -{at - 2},7 +{at - 2},7 @@\n"
-        + "".join(f" {r}\n" for r in old_rows[at - 3 : at])
-        + f"-{old_rows[at]}\n+{new_rows[at]}\n"
-        + "".join(f" {r}\n" for r in old_rows[at + 1 : at + 4])
-    )
+    diff_text = _text_diff("pkg/values.py", old_rows, at, new_rows[at])
     changes = parse_unified_diff(diff_text)
     printed = diff_shown_lines(changes[0].hunks, new_side=False)
     assert printed == set(range(at - 2, at + 5))
@@ -102,35 +124,18 @@ def test_windows_are_framed_by_the_enclosing_definition(tmp_path: Path, make_ctx
     )
     root = make_repo(tmp_path / "r", {"pkg/pipeline.py": source})
     rows = source.splitlines()
-    at = 2 + 40 + 1  # line of step_40
-    assert rows[at - 1] == "        step_40 = stage_40(payload)"
-    diff_text = (
-        "diff --git a/pkg/pipeline.py b/pkg/pipeline.py\n"
-        "--- a/pkg/pipeline.py\n+++ b/pkg/pipeline.py\n"
-        f"@@ -{at - 3},7 +{at - 3},7 @@\n"
-        + "".join(f" {r}\n" for r in rows[at - 4 : at - 1])
-        + f"-{rows[at - 1]}\n+        step_40 = stage_40(payload, strict=True)\n"
-        + "".join(f" {r}\n" for r in rows[at : at + 3])
+    at = 2 + 40  # step_40, 0-based
+    assert rows[at] == "        step_40 = stage_40(payload)"
+    diff_text = _text_diff(
+        "pkg/pipeline.py", rows, at, "        step_40 = stage_40(payload, strict=True)"
     )
-    with Librarian(root) as lib:
-        lib.index()
-    store = open_store(root, readonly=True)
-    try:
-        ctx = replace(
-            make_ctx(root),
-            trigger=Trigger.create("pass strict to stage forty", as_of=AS_OF, diff_text=diff_text),
-            changes=parse_unified_diff(diff_text),
-            store=store,
-        )
-        windows = [c for c in LocalSource().gather(ctx) if c.kind == "recent_edit"]
-    finally:
-        store.close()
+    windows = _indexed_windows(root, make_ctx, "pass strict to stage forty", diff_text)
     (window,) = windows
     assert window.excerpt[:2] == (
         (1, "class Pipeline:"),
         (2, "    def run_all_stages(self, payload):"),
     )
-    assert window.excerpt[2][0] == at - 3 - 12  # then the window itself, after a marker
+    assert window.excerpt[2][0] == at - 2 - 12  # the window (hunk start - 12), after a marker
     assert window.text().startswith("class Pipeline:\n    def run_all_stages(self, payload):\n⋮\n")
 
 
@@ -146,29 +151,12 @@ def test_windows_keep_to_the_definition_being_changed(tmp_path: Path, make_ctx: 
     source = first + "    return payload\n" + second + "    return payload\n"
     root = make_repo(tmp_path / "r", {"pkg/stages.py": source})
     rows = source.splitlines()
-    at = 17  # value_15: the hunk's context reaches line 20, twelve more reach the second def
+    at = 17  # value_16, 0-based: twelve lines past the hunk's context reach the second def
     assert rows[at] == "    value_16 = convert_16(payload)"
-    diff_text = (
-        "diff --git a/pkg/stages.py b/pkg/stages.py\n"
-        "--- a/pkg/stages.py\n+++ b/pkg/stages.py\n"
-        f"@@ -{at - 2},7 +{at - 2},7 @@\n"
-        + "".join(f" {r}\n" for r in rows[at - 3 : at])
-        + f"-{rows[at]}\n+    value_16 = convert_16(payload, strict=True)\n"
-        + "".join(f" {r}\n" for r in rows[at + 1 : at + 4])
+    diff_text = _text_diff(
+        "pkg/stages.py", rows, at, "    value_16 = convert_16(payload, strict=True)"
     )
-    with Librarian(root) as lib:
-        lib.index()
-    store = open_store(root, readonly=True)
-    try:
-        ctx = replace(
-            make_ctx(root),
-            trigger=Trigger.create("strict sixteen", as_of=AS_OF, diff_text=diff_text),
-            changes=parse_unified_diff(diff_text),
-            store=store,
-        )
-        (window,) = [c for c in LocalSource().gather(ctx) if c.kind == "recent_edit"]
-    finally:
-        store.close()
+    (window,) = _indexed_windows(root, make_ctx, "strict sixteen", diff_text)
     text = window.text()
     assert "def first_stage(payload):\n" in text and "    value_5 = convert_5(payload)\n" in text
     assert "second_stage" not in text and "other_0" not in text
