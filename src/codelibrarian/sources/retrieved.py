@@ -11,8 +11,9 @@ Excerpts of one file selected together render as one block (see
 ``composer.render``), so the pack shows the file's relevant parts in order,
 the rest elided with ``⋮``.
 
-relevance = the file's share of the best file's score x (350 + 650 x the span's
-score within its file) / 1000; a span whose docstring or comments make up at
+relevance = the file's share of the best file's score x (floor + (1000 - floor) x
+the span's score within its file / 1000) / 1000, floor 350 (250 for a task without
+a change below 4,000 tokens: see ``span_floor``); a span whose docstring or comments make up at
 least a third of it (six lines or more) is offered as two candidates, its code
 at that relevance and its prose at half of it, so under pressure bodies beat
 prose. specificity 600; risk 300; recency from git.
@@ -58,7 +59,7 @@ from .excerpts import (
 )
 from .ranking import FileRank, is_test_path, rank_files, rank_spans, request_for
 
-__all__ = ["RetrievedSource", "per_file_cap"]
+__all__ = ["RetrievedSource", "per_file_cap", "span_floor", "span_relevance"]
 
 #: below this budget the lane offers no test_context (code of the files comes first)
 _TESTS_FROM_BUDGET = 4000
@@ -67,6 +68,13 @@ _PROSE_SHARE = 3  # prose is split off when it is at least 1/3 of a span...
 _PROSE_MIN = 6  # ...and at least this many lines
 #: spans are offered, best first across files, until they hold this many budgets
 _OFFER_BUDGETS = 3
+#: a span's relevance is the file's share x (floor + (1000 - floor) x span score / 1000):
+#: SPAN_FLOOR, or SPAN_FLOOR_INTENT_SMALL for a task without a change below
+#: SMALL_BUDGET tokens, where a file's weak spans should not outrank another
+#: file's strong one (with a change the file ranking is the better evidence)
+SPAN_FLOOR = 350
+SPAN_FLOOR_INTENT_SMALL = 250
+SMALL_BUDGET = 4000
 #: span candidates kept per index generation (a resident server's calls share them)
 _SPAN_MEMO = 20_000
 
@@ -117,6 +125,19 @@ TOKENS_PER_FILE = 250
 def per_file_cap(budget: int) -> int:
     """Largest excerpt (tokens) one span may bring into the retrieved lane."""
     return clamp(budget * SPAN_CAP_PERMILLE // 1000, 300, 1500)
+
+
+def span_floor(budget: int, mode: str) -> int:
+    """The part of a file's share every span of it gets whatever its own score."""
+    if mode == "intent" and budget < SMALL_BUDGET:
+        return SPAN_FLOOR_INTENT_SMALL
+    return SPAN_FLOOR
+
+
+def span_relevance(share: int, span_score: int, floor: int) -> int:
+    """A span's relevance from its file's share of the best file's score and its own
+    score within the file (all per mille)."""
+    return share * (floor + (1000 - floor) * span_score // 1000) // 1000
 
 
 def _language(path: str) -> str | None:
@@ -319,9 +340,8 @@ class RetrievedSource:
             limit=_SPANS_PER_FILE,
         )
         share = rank.score * 1000 // best if best else 0
-        return [
-            (share * (350 + 650 * span.score // 1000) // 1000, rank.path, span) for span in spans
-        ]
+        floor = span_floor(ctx.budget, request_for(ctx).mode)
+        return [(span_relevance(share, span.score, floor), rank.path, span) for span in spans]
 
     @staticmethod
     def _span(
