@@ -54,24 +54,36 @@ queries = st.lists(st.sampled_from([*VOCAB, "nothing_here", "zz9"]), min_size=1,
 @settings(
     max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-@given(words=queries, limit=st.sampled_from([1, 3, 20, 200]), dense=st.booleans())
+@given(
+    words=queries,
+    limit=st.sampled_from([1, 3, 20, 200]),
+    dense=st.booleans(),
+    read_rows=st.sampled_from([0, 30, 10**6]),
+)
 def test_search_equals_one_fts5_query_of_the_whole_task(
-    repo: Path, words: list[str], limit: int, dense: bool, monkeypatch: pytest.MonkeyPatch
+    repo: Path,
+    *,
+    words: list[str],
+    limit: int,
+    dense: bool,
+    read_rows: int,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # both ways of summing (a dense array, or the distinct ids), and a memo so small
     # that terms are evicted and read again
     monkeypatch.setattr(store_mod, "_DENSE_SPAN", 10**6 if dense else -(10**6))
     monkeypatch.setattr(store_mod, "_TERM_MEMO_ROWS", 40)
+    monkeypatch.setattr(store_mod, "_TERM_READ_ROWS", read_rows)
     query = " ".join(words)
     with open_store(repo, readonly=True) as store:
-        first = store.search(query, limit)
-        again = store.search(query, limit)
+        first = store.search(query, limit)  # whole or from read terms
+        again = store.search(query, limit)  # from read terms
         assert first == again == store._search_fts(query_terms(query), limit)
 
 
 def _fts_queries(store: SqliteStore) -> list[str]:
     seen: list[str] = []
-    store._conn.set_trace_callback(lambda sql: seen.append(sql) if "MATCH" in sql else None)
+    store._conn.set_trace_callback(lambda sql: seen.append(sql) if "bm25(" in sql else None)
     return seen
 
 
@@ -111,3 +123,21 @@ def test_a_commit_while_the_terms_are_read_sends_the_query_to_fts5_whole(
         got = store.search("c path", 20)
         assert whole == [("c", "path")] and got == reference(["c", "path"], 20)
         assert store._memo == {}  # nothing read across the commit is kept
+
+
+def test_common_terms_seen_the_first_time_leave_the_query_whole(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(store_mod, "_TERM_READ_ROWS", 5)
+    terms = query_terms("c path stm32c0")
+    with open_store(repo, readonly=True) as store:
+        seen = _fts_queries(store)
+        first = store.search("c path stm32c0", 20)
+        assert len(seen) == 1 and " OR " in seen[0]  # one whole query, no term read
+        assert store._memo == {}
+        seen.clear()
+        assert store.search("c path stm32c0", 20) == first  # seen again: each term read
+        assert len(seen) == len(terms) and store._memo.keys() == set(terms)
+        seen.clear()
+        assert store.search("stm32c0 path c", 20) == first
+        assert seen == []

@@ -56,6 +56,10 @@ __all__ = ["SqliteStore", "Storage", "index_path", "open_store", "writer_lock"]
 _BM25_WEIGHTS = (4.0, 6.0, 1.0, 1.0)
 #: most (chunk, score) pairs a store remembers for its query terms (16 bytes each)
 _TERM_MEMO_ROWS = 2_000_000
+#: chunks a query may read the scores of for terms seen the first time (about 30 ms)
+_TERM_READ_ROWS = 20_000
+#: terms remembered as seen before the list starts again
+_TERM_SEEN_MAX = 100_000
 #: chunk ids up to this many times the rows being summed are summed in a dense array
 _DENSE_SPAN = 8
 
@@ -183,6 +187,7 @@ class SqliteStore:
         self._memo: dict[str, tuple[Any, Any]] = {}
         self._memo_rows = 0
         self._memo_gen: int | None = None
+        self._seen: set[str] = set()  # terms queried in this generation
         if not readonly:
             migrate(conn)
             create_secondary_indexes(conn)
@@ -385,15 +390,22 @@ class SqliteStore:
         The scores are FTS5's ``bm25`` of the whole query, to the last bit, summed here
         from each term's own scores (:meth:`_term_scores`), which are remembered for
         the index generation: a term that matches half the chunks is scored once, not
-        on every query that names it. Should a write land while the terms are read,
-        the query goes to FTS5 whole (:meth:`_search_fts`), as it always did before.
+        on every query that names it. Reading a term's scores costs more than scoring
+        it inside the whole query, so terms seen for the first time that match more
+        than :data:`_TERM_READ_ROWS` chunks in all send the query to FTS5 whole
+        (:meth:`_search_fts`), as it always went before; a term seen again is read.
+        So does a write that lands while the terms are read.
         """
         terms = query_terms(query)
         if not terms or limit <= 0:
             return []
         gen = self.generation()
-        if self._memo_gen != gen:
+        if self._memo_gen != gen or len(self._seen) > _TERM_SEEN_MAX:
             self._forget_terms(gen)
+        fresh = [t for t in terms if t not in self._memo and t not in self._seen]
+        self._seen.update(fresh)
+        if fresh and sum(self._term_rows(t) for t in fresh) > _TERM_READ_ROWS:
+            return self._search_fts(terms, limit)
         parts = [self._term_scores(t) for t in terms]
         if self.generation() != gen:  # a commit between the terms' reads: one query instead
             self._forget_terms(None)
@@ -442,7 +454,15 @@ class SqliteStore:
     def _forget_terms(self, gen: int | None) -> None:
         self._memo.clear()
         self._memo_rows = 0
+        self._seen.clear()
         self._memo_gen = gen
+
+    def _term_rows(self, term: str) -> int:
+        """How many chunks match ``term`` (its document frequency: no scoring)."""
+        row = self._conn.execute(
+            "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (f'"{term}"',)
+        ).fetchone()
+        return int(row[0])
 
     def _term_scores(self, term: str) -> tuple[Any, Any]:
         """The chunks matching ``term`` (ascending ids) and the term's BM25 in each.
