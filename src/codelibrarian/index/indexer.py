@@ -23,9 +23,12 @@ One run, under the index's writer lock (``lock.py``):
    file can satisfy an old import); a ``resolve_pending`` flag written in stage 1
    makes a killed run redo it.
 4. **derived** — once nothing is pending: the git co-change graph (when HEAD or
-   the file set changed), the cached file graphs (``graphdelta``: after an edit only
-   the edited files' neighbourhood is re-derived) and the registered derived stages
-   (``DERIVED``).
+   the file set changed), the cached file graphs and the registered derived stages
+   (``DERIVED``). The graphs are built here only when no stored ones can be brought
+   up to date; after an edit or a checkout at another commit (``graphdelta``: only
+   the edited files' neighbourhood is re-derived) that is left to the first
+   ``compose`` or ``query`` that walks them, which stores the result under this
+   same lock (``SqliteStore.derived_graphs``).
 
 A process killed at any point leaves committed batches only: the next run
 finds the remaining files listed (or new) and completes them.
@@ -365,7 +368,7 @@ def _run_once(
 ) -> IndexStats | None:
     """One pass over a sound database; None after discarding a damaged one (unless ``last``)."""
     try:
-        store = SqliteStore(db)
+        store = SqliteStore(db, locked=True)
     except IndexCorrupt as exc:
         if last:
             raise
@@ -461,7 +464,9 @@ def _index(
     if left == 0:
         stage("derived")
         notes += _refresh_cochange(root, store, cfg, set(listed), file_set_changed)
-        store.refresh_graphs()  # the next composition and the edge report start warm
+        # a full build now; a delta after an edit or a checkout at another commit is
+        # left to the first compose or query that walks the graphs, which stores it
+        store.refresh_graphs(defer=True)
         notes += _run_derived(root, store, cfg)
     store.set_meta({"workspace_stamp": stamp if stamp and left == 0 else ""})
     counts = store.counts()
@@ -628,7 +633,7 @@ def update_paths(
     with WriterLock(state.index_path, command="watch", timeout=cfg.index.lock_timeout):
         if store is not None:
             return _update(root, sorted(set(paths)), cfg, store)
-        with SqliteStore(state.index_path) as own:
+        with SqliteStore(state.index_path, locked=True) as own:
             return _update(root, sorted(set(paths)), cfg, own)
 
 
