@@ -549,13 +549,24 @@ class SqliteStore:
         """Edges of each graph kind, counted without unpacking a graph; ``ref`` is None
         while the graphs wait for their first reader (``refresh_graphs(defer=True)``)."""
         with self._snapshot():
-            ref, current = self._stored_derived()
+            gen = self.generation()
+            stored = dict(
+                self._conn.execute(
+                    "SELECT kind, generation FROM graph_cache WHERE kind IN (?, ?, ?)",
+                    _DERIVED_KINDS,
+                )
+            )
+            refs: int | None = None
+            if len(stored) == len(_DERIVED_KINDS) and set(stored.values()) == {gen}:
+                row = self._conn.execute(
+                    "SELECT data FROM graph_cache WHERE kind = 'ref.packed'"
+                ).fetchone()
+                refs = len(graph.PackedGraph.load(bytes(row[0])).src) // 8
             imports = self._conn.execute(
                 "SELECT COUNT(*) FROM (SELECT 1 FROM imports i JOIN files f ON f.id = i.file_id "
                 "WHERE i.resolved IS NOT NULL AND i.resolved != f.path GROUP BY f.path, i.resolved)"
             ).fetchone()[0]
             cochange = self._conn.execute("SELECT COUNT(*) FROM cochange").fetchone()[0]
-        refs = len(ref.ref.src) // 8 if ref is not None and current else None
         return {"ref": refs, "import": int(imports), "cochange": int(cochange)}
 
     def _ref_edges(self) -> list[tuple[str, str, int]]:
