@@ -272,3 +272,28 @@ def test_a_reader_killed_while_storing_the_graphs_leaves_a_usable_index(tmp_path
     owner = read_owner(db)
     assert owner is not None and owner.state == "released"
     assert res.stdout == _reference_pack(repo)
+
+
+def test_a_read_only_reader_has_them_stored_and_one_that_cannot_write_does_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = _repo(tmp_path)
+    _edit(repo, 6, 1)
+    _count_graph_writes(repo)
+    res = run_cli("map", "--budget", "300", "-C", str(repo))  # reads a read-only store
+    assert res.returncode == 0, res.stderr
+    assert _graph_writes(repo) == ["combined", "graph.basis", "ref.packed"]
+    _assert_stored_equals_a_full_build(repo)
+
+    _edit(repo, 6, 2)
+    stale = _generations(repo)
+    with monkeypatch.context() as patch:
+        patch.setattr(os, "access", lambda *_args, **_kw: False)  # a file it cannot write
+        with open_store(repo, readonly=True) as store:
+            edges = store.edges("ref")
+    assert _generations(repo) == stale
+    conn = _conn(repo)
+    try:
+        assert edges == graphdelta.unpack(graphdelta.build(conn).ref)
+    finally:
+        conn.close()

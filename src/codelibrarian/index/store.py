@@ -16,6 +16,7 @@ protocol.
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
@@ -441,16 +442,17 @@ class SqliteStore:
 
         Stored once, under the index's writer lock: by the indexer (a store opened
         with ``locked``), else by the first reader that finds them stale, which takes
-        the lock for that (``GRAPHS_COMMAND``) and looks again under it. A reader that
-        meets another one storing waits for it; one that meets an index run, or opened
-        the index read-only, derives them in memory and stores nothing.
+        the lock for that (``GRAPHS_COMMAND``) and looks again under it (a read-only
+        store has a writable connection do it). A reader that meets another one
+        storing waits for it; one that meets an index run, or cannot write the index,
+        derives them in memory and stores nothing.
         """
         old, current = self._stored_derived()
         if current:
             assert old is not None
             return old
         if self.readonly:
-            return self._derive(old)[0]
+            return self._derive_for_reader(old)
         if self.locked:
             derived, gen = self._derive(old)
             self._store_derived(derived, gen)
@@ -491,6 +493,18 @@ class SqliteStore:
             gen = self.generation()
             fresh = graphdelta.update(self._conn, old) if old is not None else None
             return (fresh if fresh is not None else graphdelta.build(self._conn)), gen
+
+    def _derive_for_reader(self, old: graphdelta.Derived | None) -> graphdelta.Derived:
+        """What a read-only store does with stale graphs: it writes nothing itself, but
+        has a writable connection of the same index store them when the file can be
+        written (``librarian map``, workflow steps); else it derives them in memory."""
+        if os.access(self.path, os.W_OK) and os.access(self.path.parent, os.W_OK):
+            try:
+                with SqliteStore(self.path) as writer:
+                    return writer.derived_graphs()
+            except (IndexCorrupt, sqlite3.Error, OSError):
+                pass  # answered below, from this connection
+        return self._derive(old)[0]
 
     def _derive_under_lock(self) -> graphdelta.Derived:
         deadline = time.monotonic() + GRAPHS_WAIT_S
