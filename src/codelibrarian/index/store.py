@@ -549,15 +549,25 @@ class SqliteStore:
 
     def _store_derived(self, derived: graphdelta.Derived, gen: int) -> None:
         """Store the three rows of ``derived`` for generation ``gen`` in one transaction
-        (the caller holds the writer lock), unless the content moved on meanwhile."""
+        (the caller holds the writer lock), unless the content moved on meanwhile.
+
+        Derived data: a store that fails (a connection of an older version writing
+        without the lock, a full disk) is skipped after 50 ms, and the next reader
+        derives them again."""
         data = (derived.combined.dump(), derived.ref.dump(), derived.basis.dump())
-        with self.transaction(bump=False) as conn:
-            if self.generation() != gen:
-                return
-            conn.executemany(
-                "INSERT OR REPLACE INTO graph_cache(kind, generation, data) VALUES (?, ?, ?)",
-                [(kind, gen, blob) for kind, blob in zip(_DERIVED_KINDS, data, strict=True)],
-            )
+        self._conn.execute("PRAGMA busy_timeout = 50")
+        try:
+            with self.transaction(bump=False) as conn:
+                if self.generation() != gen:
+                    return
+                conn.executemany(
+                    "INSERT OR REPLACE INTO graph_cache(kind, generation, data) VALUES (?, ?, ?)",
+                    [(kind, gen, blob) for kind, blob in zip(_DERIVED_KINDS, data, strict=True)],
+                )
+        except sqlite3.OperationalError:
+            pass
+        finally:
+            self._conn.execute("PRAGMA busy_timeout = 30000")
 
     def edge_counts(self) -> dict[str, int | None]:
         """Edges of each graph kind, counted without unpacking a graph; ``ref`` is None
