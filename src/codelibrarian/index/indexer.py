@@ -81,6 +81,8 @@ POOL_MIN_FILES = 16
 #: from this many known files with new mtimes, blob ids come from git's index (``gitblobs``)
 GIT_IDS_MIN_FILES = 64
 _BATCH_FILES = 24
+#: a small parse (under ``_BATCH_FILES`` per worker) is cut into this many batches per worker
+_BATCHES_PER_WORKER = 4
 #: a first build of at least this many files loads without secondary indexes
 _BULK_FILES = 500
 #: SQLite result codes that mean the file itself is damaged (not busy or locked)
@@ -579,9 +581,15 @@ def _parse_and_write(
     missing = [p for p, _ in todo if p not in cached]
     misses = len(missing)
     use_pool = n_workers > 1 and misses >= POOL_MIN_FILES
-    # a few dozen files (a second checkout's changes) are shared out over the workers
-    # rather than filling one batch; batches only group commits, never change a row
-    size = min(_BATCH_FILES, -(-len(todo) // n_workers)) if use_pool else _BATCH_FILES
+    # a few dozen files (a second checkout's changes) are shared out over the workers in
+    # several batches each rather than filling one batch, so this process writes the
+    # first batches while the workers parse the last ones; batches only group commits,
+    # never change a row
+    size = (
+        min(_BATCH_FILES, -(-len(todo) // (n_workers * _BATCHES_PER_WORKER)))
+        if use_pool
+        else _BATCH_FILES
+    )
     batches = list(_batches(todo, size))
     tasks = [(str(root), [t for t in b if t[0] not in cached], max_tokens) for b in batches]
     pool: ParsePool | None = None
