@@ -210,8 +210,9 @@ class Librarian(RecordsPart, RunsPart, PlanningPart):
         """
         return self._ws.index(progress=progress, on_wait=on_wait, on_stage=on_stage, check=check)
 
-    def edge_counts(self) -> dict[str, int]:
-        """Edges of each graph kind in the index (read-only; the index must exist)."""
+    def edge_counts(self) -> dict[str, int | None]:
+        """Edges of each graph kind in the index (read-only; the index must exist);
+        ``ref`` is None while the graphs wait for their first reader (``docs/index.md``)."""
         return edge_counts(self.root)
 
     def watch(

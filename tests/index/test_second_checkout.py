@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import random
 import sqlite3
 from pathlib import Path
+
+import pytest
 
 from codelibrarian.index.indexer import index_workspace
 from codelibrarian.index.records import EDGE_KINDS
@@ -142,3 +145,36 @@ def test_an_index_with_a_full_text_copy_of_the_text_migrates_to_the_same_rows(
     git(tmp_path, "clone", "-q", str(repo), str(cold))
     index_workspace(cold, cache=None)
     assert _dump(repo) == _dump(cold)
+
+
+@pytest.mark.parametrize("table", ["files", "symbols"])
+def test_a_damaged_sibling_copy_is_discarded_before_anything_is_written(
+    tmp_path: Path, table: str
+) -> None:
+    """The copy's check runs while the files are listed; a copy that fails it (whether
+    the listing read the damaged pages or not) is dropped and the checkout is built
+    from its own files, as a cold index."""
+    origin = make_repo(tmp_path / "origin", _old_tree())
+    sibling, here, cold = (tmp_path / k for k in ("sibling", "here", "cold"))
+    for clone in (sibling, here, cold):
+        git(tmp_path, "clone", "-q", str(origin), str(clone))
+    index_workspace(sibling)
+    db = index_path(sibling)
+    conn = sqlite3.connect(db)
+    try:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        page = conn.execute("PRAGMA page_size").fetchone()[0]
+        root = conn.execute("SELECT rootpage FROM sqlite_master WHERE name = ?", (table,))
+        at = (root.fetchone()[0] - 1) * page
+    finally:
+        conn.close()
+    rng = random.Random(table)
+    with open(db, "r+b") as fh:
+        fh.seek(at + 8)
+        fh.write(bytes(rng.randrange(256) for _ in range(page - 16)))
+    stats = index_workspace(here)
+    assert not stats.seeded and stats.rebuilt is False
+    assert any("failed its check" in n for n in stats.notes), stats.notes
+    assert not any("started from another checkout" in n for n in stats.notes)
+    index_workspace(cold, cache=None)
+    assert _dump(here) == _dump(cold)

@@ -40,7 +40,16 @@ from dataclasses import dataclass
 
 from . import graph
 
-__all__ = ["Basis", "Derived", "build", "cochange_edges", "import_edges", "unpack", "update"]
+__all__ = [
+    "Basis",
+    "Derived",
+    "build",
+    "cochange_edges",
+    "delta_likely",
+    "import_edges",
+    "unpack",
+    "update",
+]
 
 #: format of a stored basis; a different value is ignored (full rebuild)
 _BASIS_VERSION = 2
@@ -307,6 +316,17 @@ def _splice(old: graph.PackedGraph, redo: set[str], rows: Edges) -> graph.Packed
         dst[by].astype("<i8").tobytes(),
         wts[by].astype("<i8").tobytes(),
     )
+
+
+def delta_likely(conn: sqlite3.Connection, basis: Basis) -> bool:
+    """Whether :func:`update` will probably bring graphs of ``basis`` up to the index's
+    content (the same files, at most the share of them changed), judged from the
+    content hashes alone: what the indexer asks before leaving the work to a reader."""
+    hashes = dict(conn.execute("SELECT path, content_hash FROM files"))
+    if hashes.keys() != basis.hashes.keys():
+        return False
+    changed = sum(1 for p, h in hashes.items() if basis.hashes[p] != h)
+    return changed * 1000 <= len(hashes) * _MAX_SHARE_PERMILLE
 
 
 def update(conn: sqlite3.Connection, old: Derived) -> Derived | None:

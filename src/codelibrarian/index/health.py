@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
+import threading
 from pathlib import Path
 
-__all__ = ["discard", "integrity_check", "quick_check"]
+__all__ = ["BackgroundCheck", "discard", "integrity_check", "quick_check"]
 
 _MAX_PROBLEMS = 5
 
@@ -47,6 +48,28 @@ def _check(db_path: Path, pragma: str) -> list[str]:
 def quick_check(db_path: Path) -> list[str]:
     """Problems ``PRAGMA quick_check`` finds (empty when sound or absent)."""
     return _check(db_path, "PRAGMA quick_check")
+
+
+class BackgroundCheck:
+    """``quick_check`` of a database in a thread (SQLite runs it without the GIL), for a
+    caller that reads the same database meanwhile; ``problems()`` waits for the answer."""
+
+    def __init__(self, db_path: Path) -> None:
+        self._found: list[str] = []
+        self._thread = threading.Thread(
+            target=self._run, args=(db_path,), name="quick_check", daemon=True
+        )
+        self._thread.start()
+
+    def _run(self, db_path: Path) -> None:
+        try:
+            self._found = quick_check(db_path)
+        except Exception as exc:  # reported like a problem the check found
+            self._found = [f"the check failed: {exc}"]
+
+    def problems(self) -> list[str]:
+        self._thread.join()
+        return self._found
 
 
 def integrity_check(db_path: Path) -> list[str]:

@@ -5,7 +5,8 @@ One run, under the index's writer lock (``lock.py``):
 0. **health** — if the lock says the last writer was killed, or the database
    cannot be opened, ``PRAGMA quick_check`` decides; a damaged index is
    discarded and rebuilt (the run's notes say so, once). An index that does not
-   exist yet may start as a copy of a sibling checkout's (``seed.py``).
+   exist yet may start as a copy of a sibling checkout's (``seed.py``), whose check
+   runs in a thread during stage 1's listing and is waited for before its writes.
 1. **files** — list the workspace; a file whose size and mtime match the index
    is unchanged; otherwise it is read, classified (binary, generated, minified,
    very long lines... are skipped with their reason, remembered in ``skipped``)
@@ -23,9 +24,12 @@ One run, under the index's writer lock (``lock.py``):
    file can satisfy an old import); a ``resolve_pending`` flag written in stage 1
    makes a killed run redo it.
 4. **derived** — once nothing is pending: the git co-change graph (when HEAD or
-   the file set changed), the cached file graphs (``graphdelta``: after an edit only
-   the edited files' neighbourhood is re-derived) and the registered derived stages
-   (``DERIVED``).
+   the file set changed), the cached file graphs and the registered derived stages
+   (``DERIVED``). The graphs are built here only when no stored ones can be brought
+   up to date; after an edit or a checkout at another commit (``graphdelta``: only
+   the edited files' neighbourhood is re-derived) that is left to the first
+   ``compose`` or ``query`` that walks them, which stores the result under this
+   same lock (``SqliteStore.derived_graphs``).
 
 A process killed at any point leaves committed batches only: the next run
 finds the remaining files listed (or new) and completes them.
@@ -53,7 +57,7 @@ from ..workspace.state import State
 from . import graph
 from .blobcache import BlobCache
 from .gitblobs import clean_blob_ids
-from .health import discard, quick_check
+from .health import BackgroundCheck, discard, quick_check
 from .imports import Resolver
 from .languages import language_for, load_queries
 from .lock import LockOwner, WriterLock
@@ -77,6 +81,8 @@ POOL_MIN_FILES = 16
 #: from this many known files with new mtimes, blob ids come from git's index (``gitblobs``)
 GIT_IDS_MIN_FILES = 64
 _BATCH_FILES = 24
+#: a small parse (under ``_BATCH_FILES`` per worker) is cut into this many batches per worker
+_BATCHES_PER_WORKER = 4
 #: a first build of at least this many files loads without secondary indexes
 _BULK_FILES = 500
 #: SQLite result codes that mean the file itself is damaged (not busy or locked)
@@ -94,6 +100,7 @@ DerivedStage = Callable[[Path, SqliteStore, Config], str | None]
 DERIVED: dict[str, DerivedStage] = {}
 
 _UNSET: object = object()
+_SEEDED = "started from another checkout's index of this repository"
 
 
 @dataclass(frozen=True, slots=True)
@@ -319,16 +326,27 @@ def index_workspace(
             seeded = False
             if not db.exists() and blobs is not None:
                 stage("seed")
-                seeded = seed_from_sibling(root, db, blobs, key) is not None
+                # the copy's quick_check runs while the files are listed (``_run_once``)
+                seeded = seed_from_sibling(root, db, blobs, key, check=False) is not None
                 if seeded:
-                    notes.append("started from another checkout's index of this repository")
+                    notes.append(_SEEDED)
             stats = None
             for last in (False, True):  # a damaged index is rebuilt from scratch, once
-                stats = _run_once(
-                    root, cfg, db, blobs, notes,
-                    progress=progress, workers=workers, only=only, last=last, stage=stage,
-                    choose=choose, stamp=stamp,
-                )  # fmt: skip
+                try:
+                    stats = _run_once(
+                        root, cfg, db, blobs, notes,
+                        progress=progress, workers=workers, only=only, last=last, stage=stage,
+                        choose=choose, stamp=stamp, seed_check=seeded,
+                    )  # fmt: skip
+                except _UnsoundSeed as exc:
+                    discard(db)
+                    notes.remove(_SEEDED)
+                    notes.append(
+                        f"another checkout's index failed its check once copied ({exc.why[:120]}); "
+                        "built this one from the workspace"
+                    )
+                    seeded = False
+                    continue
                 if stats is not None:
                     break
                 rebuilt = True
@@ -362,27 +380,53 @@ def _run_once(
     choose: ChooseFn | None = None,
     stamp: str | None = None,
     last: bool = False,
+    seed_check: bool = False,
 ) -> IndexStats | None:
-    """One pass over a sound database; None after discarding a damaged one (unless ``last``)."""
+    """One pass over a sound database; None after discarding a damaged one (unless ``last``).
+
+    ``seed_check``: the database is a sibling's copy not checked yet; its
+    ``quick_check`` runs in a thread while the files are listed (reads only), and
+    ``_UnsoundSeed`` is raised before anything is written to it if it fails.
+    """
     try:
-        store = SqliteStore(db)
+        store = SqliteStore(db, locked=True)
     except IndexCorrupt as exc:
+        if seed_check:
+            raise _UnsoundSeed(exc.message) from None
         if last:
             raise
         _rebuild(db, notes, exc.message)
         return None
+    pending = BackgroundCheck(db) if seed_check else None
     try:
         with store:
             return _index(
                 root, cfg, store, blobs,
                 progress=progress, workers=workers, only=only, stage=stage,
-                choose=choose, stamp=stamp,
+                choose=choose, stamp=stamp, seed_check=pending,
             )  # fmt: skip
     except sqlite3.DatabaseError as exc:
-        if last or getattr(exc, "sqlite_errorcode", None) not in _CORRUPT_CODES:
+        if pending is not None and (pending.problems() or _corrupt(exc)):
+            raise _UnsoundSeed(str(exc)) from None
+        if last or not _corrupt(exc):
             raise
         _rebuild(db, notes, str(exc))
         return None
+    finally:
+        if pending is not None:
+            pending.problems()  # never left running past the run
+
+
+def _corrupt(exc: sqlite3.DatabaseError) -> bool:
+    return getattr(exc, "sqlite_errorcode", None) in _CORRUPT_CODES
+
+
+class _UnsoundSeed(Exception):
+    """The sibling index copied to start from failed its check (``why``)."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        self.why = why
 
 
 def _quiet(_stage: str) -> None:
@@ -411,9 +455,12 @@ def _index(
     stage: StageFn,
     choose: ChooseFn | None = None,
     stamp: str | None = None,
+    seed_check: BackgroundCheck | None = None,
 ) -> IndexStats:
     stage("files")
     listing = _list(root, cfg, store)
+    if seed_check is not None and (problems := seed_check.problems()):
+        raise _UnsoundSeed(problems[0])  # nothing written yet: the copy is discarded
     file_set_changed = bool(listing.deleted) or bool(listing.new)
     if file_set_changed:
         store.set_meta({"resolve_pending": "1"})
@@ -461,7 +508,9 @@ def _index(
     if left == 0:
         stage("derived")
         notes += _refresh_cochange(root, store, cfg, set(listed), file_set_changed)
-        store.refresh_graphs()  # the next composition and the edge report start warm
+        # a full build now; a delta after an edit or a checkout at another commit is
+        # left to the first compose or query that walks the graphs, which stores it
+        store.refresh_graphs(defer=True)
         notes += _run_derived(root, store, cfg)
     store.set_meta({"workspace_stamp": stamp if stamp and left == 0 else ""})
     counts = store.counts()
@@ -532,9 +581,15 @@ def _parse_and_write(
     missing = [p for p, _ in todo if p not in cached]
     misses = len(missing)
     use_pool = n_workers > 1 and misses >= POOL_MIN_FILES
-    # a few dozen files (a second checkout's changes) are shared out over the workers
-    # rather than filling one batch; batches only group commits, never change a row
-    size = min(_BATCH_FILES, -(-len(todo) // n_workers)) if use_pool else _BATCH_FILES
+    # a few dozen files (a second checkout's changes) are shared out over the workers in
+    # several batches each rather than filling one batch, so this process writes the
+    # first batches while the workers parse the last ones; batches only group commits,
+    # never change a row
+    size = (
+        min(_BATCH_FILES, -(-len(todo) // (n_workers * _BATCHES_PER_WORKER)))
+        if use_pool
+        else _BATCH_FILES
+    )
     batches = list(_batches(todo, size))
     tasks = [(str(root), [t for t in b if t[0] not in cached], max_tokens) for b in batches]
     pool: ParsePool | None = None
@@ -628,7 +683,7 @@ def update_paths(
     with WriterLock(state.index_path, command="watch", timeout=cfg.index.lock_timeout):
         if store is not None:
             return _update(root, sorted(set(paths)), cfg, store)
-        with SqliteStore(state.index_path) as own:
+        with SqliteStore(state.index_path, locked=True) as own:
             return _update(root, sorted(set(paths)), cfg, own)
 
 

@@ -193,6 +193,9 @@ class WriterLock:
     ``timeout`` is how long to wait for a live holder (None: forever; 0: not at
     all). After entering, ``previous`` is the record found in the file and
     ``unclean`` says whether the last writer was killed while writing.
+    ``keep_unclean``: a holder that does not check the database (a reader storing
+    derived graphs) puts a killed writer's record back on release, so the next
+    index run still checks.
     """
 
     def __init__(
@@ -203,6 +206,7 @@ class WriterLock:
         timeout: float | None = None,
         on_wait: Callable[[LockOwner | None, float], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        keep_unclean: bool = False,
     ) -> None:
         self.db_path = Path(db_path)
         self.path = lock_path(self.db_path)
@@ -214,6 +218,7 @@ class WriterLock:
         self._record: LockOwner | None = None
         self.previous: LockOwner | None = None
         self.took_over = False
+        self.keep_unclean = keep_unclean
 
     @property
     def unclean(self) -> bool:
@@ -320,8 +325,11 @@ class WriterLock:
             _HELD_FDS.discard(fd)
         try:
             if self._record is not None:
+                left = self._mine("released")
+                if self.keep_unclean and self.unclean and self.previous is not None:
+                    left = self.previous
                 with contextlib.suppress(OSError):
-                    _write_record(fd, self._mine("released"))
+                    _write_record(fd, left)
             fcntl.flock(fd, fcntl.LOCK_UN)
         finally:
             os.close(fd)

@@ -9,9 +9,11 @@ indexer looks in the per-user cache for indexes of the *same repository*
 SQLite's online backup (a consistent snapshot even while its owner writes),
 checks it, and then indexes incrementally: files whose content differs (by blob
 id) are re-parsed, usually from the parse cache; the rest only get new mtimes.
+The indexer runs the copy's ``quick_check`` in a thread while it lists the
+workspace's files (which only reads the copy), and waits for it before writing.
 
 A copied index that fails its check, or cannot be opened, is discarded: the run
-then builds from scratch as if no sibling existed.
+then builds from scratch (and says so in its notes).
 """
 
 from __future__ import annotations
@@ -42,7 +44,7 @@ def repo_key(root: Path) -> str:
     return ",".join(roots)
 
 
-def _copy(source: Path, target: Path) -> bool:
+def _copy(source: Path, target: Path, *, check: bool) -> bool:
     tmp = target.with_name(f".{target.name}.seed.{os.getpid()}")
     discard(tmp)
     try:
@@ -63,7 +65,7 @@ def _copy(source: Path, target: Path) -> bool:
                 dst.close()
         finally:
             src.close()
-        if quick_check(tmp):
+        if check and quick_check(tmp):
             discard(tmp)
             return False
         discard(target)
@@ -76,11 +78,15 @@ def _copy(source: Path, target: Path) -> bool:
         return False
 
 
-def seed_from_sibling(root: Path, db_path: Path, cache: BlobCache | None, key: str) -> Path | None:
+def seed_from_sibling(
+    root: Path, db_path: Path, cache: BlobCache | None, key: str, *, check: bool = True
+) -> Path | None:
     """Copy the newest sound sibling index of the repository ``key`` to ``db_path``.
 
     Returns the index copied from, or None. Callers hold ``db_path``'s writer lock
-    and call this only while the index is empty.
+    and call this only while the index is empty. ``check=False`` leaves the copy's
+    ``quick_check`` to the caller (the indexer runs it while it lists the files, and
+    discards the copy before writing to it if the check fails).
     """
     if cache is None or not key:
         return None
@@ -91,6 +97,6 @@ def seed_from_sibling(root: Path, db_path: Path, cache: BlobCache | None, key: s
         if not candidate.is_file():
             cache.forget_index(candidate)
             continue
-        if _copy(candidate, db_path):
+        if _copy(candidate, db_path, check=check):
             return candidate
     return None

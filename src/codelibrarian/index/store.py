@@ -16,19 +16,20 @@ protocol.
 
 from __future__ import annotations
 
-import contextlib
+import os
 import sqlite3
+import time
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Protocol, runtime_checkable
 
-from ..errors import IndexCorrupt, NotFound
+from ..errors import IndexBusy, IndexCorrupt, NotFound
 from ..workspace.private import private_touch
 from ..workspace.state import State
 from . import graph, graphdelta
-from .lock import writer_lock
+from .lock import WriterLock, read_owner, writer_lock
 from .records import (
     EDGE_KINDS,
     Chunk,
@@ -142,14 +143,22 @@ _FILE_COLS = "path, language, content_hash, size, tokens, parse_error"
 #: graph_cache rows kept together, one generation: the combined graph, the ref graph
 #: alone and what they were derived from (``graphdelta.Basis``)
 _DERIVED_KINDS = ("combined", "ref.packed", "graph.basis")
+#: the writer lock's command while a reader stores graphs the indexer left stale
+GRAPHS_COMMAND = "graphs"
+#: how long a reader waits for another reader storing the same graphs (seconds)
+GRAPHS_WAIT_S = 60.0
+_GRAPHS_POLL_S = 0.02
 
 
 class SqliteStore:
     """The embedded backend: one SQLite file in WAL mode."""
 
-    def __init__(self, path: Path, *, readonly: bool = False) -> None:
+    def __init__(self, path: Path, *, readonly: bool = False, locked: bool = False) -> None:
+        """``locked``: the caller holds the index's writer lock for as long as it uses
+        this store (the indexer), so derived graphs are stored without taking it."""
         self.path = path
         self.readonly = readonly
+        self.locked = locked
         try:
             if readonly:
                 conn = sqlite3.connect(
@@ -525,12 +534,14 @@ class SqliteStore:
 
         What ranking walks on every composition: loading it is a few milliseconds.
         After an edit it is brought up to date by re-deriving only the edited files'
-        neighbourhood (``graphdelta``), not rebuilt (``docs/index.md``).
+        neighbourhood (``graphdelta``), not rebuilt (``docs/index.md``); the indexer
+        leaves that to the first reader, which stores it (``derived_graphs``).
         """
-        gen = self.generation()
-        row = self._conn.execute(
-            "SELECT generation, data FROM graph_cache WHERE kind = 'combined'"
-        ).fetchone()
+        with self._snapshot():
+            gen = self.generation()
+            row = self._conn.execute(
+                "SELECT generation, data FROM graph_cache WHERE kind = 'combined'"
+            ).fetchone()
         if row is not None and int(row[0]) == gen:
             try:
                 return graph.PackedGraph.load(bytes(row[1]))
@@ -538,50 +549,122 @@ class SqliteStore:
                 pass  # an unreadable cache entry: rebuild it
         return self.derived_graphs().combined
 
-    def refresh_graphs(self) -> None:
-        """Bring the cached file graphs up to this generation if they are behind."""
-        row = self._conn.execute(
-            "SELECT generation FROM graph_cache WHERE kind = 'combined'"
-        ).fetchone()
-        if row is None or int(row[0]) != self.generation():
-            self.derived_graphs()
+    def refresh_graphs(self, *, defer: bool = False) -> bool:
+        """Bring the cached file graphs up to this generation if they are behind.
+
+        With ``defer``, graphs an edit made stale are left to their first reader
+        when a delta will bring them up (``graphdelta.delta_likely``: the same files,
+        at most a third of them changed); only a full build is done now. Returns
+        whether the graphs are current afterwards.
+        """
+        old, current = self._stored_derived()
+        if current:
+            return True
+        if defer and old is not None:
+            with self._snapshot():
+                if graphdelta.delta_likely(self._conn, old.basis):
+                    return False
+        self.derived_graphs()
+        return True
 
     def derived_graphs(self) -> graphdelta.Derived:
         """The combined and ref graphs of the current content, with their basis: read
-        from the cache, brought up to date from an older one, or built; stored when
-        this store may write."""
-        gen = self.generation()
-        rows = {
-            str(kind): (int(g), bytes(data))
-            for kind, g, data in self._conn.execute(
-                "SELECT kind, generation, data FROM graph_cache WHERE kind IN (?, ?, ?)",
-                _DERIVED_KINDS,
-            )
-        }
-        old: graphdelta.Derived | None = None
-        if len(rows) == len(_DERIVED_KINDS) and len({g for g, _ in rows.values()}) == 1:
-            basis = graphdelta.Basis.load(rows["graph.basis"][1])
-            try:
-                if basis is not None:
-                    old = graphdelta.Derived(
-                        graph.PackedGraph.load(rows["combined"][1]),
-                        graph.PackedGraph.load(rows["ref.packed"][1]),
-                        basis,
-                    )
-            except (ValueError, TypeError, EOFError):
-                old = None
-            if old is not None and rows["combined"][0] == gen:
-                return old
+        from the cache, brought up to date from an older one, or built.
+
+        Stored once, under the index's writer lock: by the indexer (a store opened
+        with ``locked``), else by the first reader that finds them stale, which takes
+        the lock for that (``GRAPHS_COMMAND``) and looks again under it (a read-only
+        store has a writable connection do it). A reader that meets another one
+        storing waits for it; one that meets an index run, or cannot write the index,
+        derives them in memory and stores nothing.
+        """
+        old, current = self._stored_derived()
+        if current:
+            assert old is not None
+            return old
+        if self.readonly:
+            return self._derive_for_reader(old)
+        if self.locked:
+            derived, gen = self._derive(old)
+            self._store_derived(derived, gen)
+            return derived
+        return self._derive_under_lock()
+
+    def _stored_derived(self) -> tuple[graphdelta.Derived | None, bool]:
+        """The cached graphs with their basis (None when missing or unreadable), and
+        whether they are of the current generation; read in one snapshot."""
         with self._snapshot():
+            gen = self.generation()
+            rows = {
+                str(kind): (int(g), bytes(data))
+                for kind, g, data in self._conn.execute(
+                    "SELECT kind, generation, data FROM graph_cache WHERE kind IN (?, ?, ?)",
+                    _DERIVED_KINDS,
+                )
+            }
+        if len(rows) != len(_DERIVED_KINDS) or len({g for g, _ in rows.values()}) != 1:
+            return None, False
+        basis = graphdelta.Basis.load(rows["graph.basis"][1])
+        if basis is None:
+            return None, False
+        try:
+            old = graphdelta.Derived(
+                graph.PackedGraph.load(rows["combined"][1]),
+                graph.PackedGraph.load(rows["ref.packed"][1]),
+                basis,
+            )
+        except (ValueError, TypeError, EOFError):
+            return None, False
+        return old, rows["combined"][0] == gen
+
+    def _derive(self, old: graphdelta.Derived | None) -> tuple[graphdelta.Derived, int]:
+        """The graphs of the committed content (from ``old`` when a delta is right) and
+        the generation they belong to, read in one snapshot."""
+        with self._snapshot():
+            gen = self.generation()
             fresh = graphdelta.update(self._conn, old) if old is not None else None
-            derived = fresh if fresh is not None else graphdelta.build(self._conn)
-        for kind, data in zip(
-            _DERIVED_KINDS,
-            (derived.combined.dump(), derived.ref.dump(), derived.basis.dump()),
-            strict=True,
-        ):
-            self._cache_derived(kind, gen, data)
-        return derived
+            return (fresh if fresh is not None else graphdelta.build(self._conn)), gen
+
+    def _derive_for_reader(self, old: graphdelta.Derived | None) -> graphdelta.Derived:
+        """What a read-only store does with stale graphs: it writes nothing itself, but
+        has a writable connection of the same index store them when the file can be
+        written (``librarian map``, workflow steps); else it derives them in memory."""
+        if os.access(self.path, os.W_OK) and os.access(self.path.parent, os.W_OK):
+            try:
+                with SqliteStore(self.path) as writer:
+                    return writer.derived_graphs()
+            except (IndexCorrupt, sqlite3.Error, OSError):
+                pass  # answered below, from this connection
+        return self._derive(old)[0]
+
+    def _derive_under_lock(self) -> graphdelta.Derived:
+        deadline = time.monotonic() + GRAPHS_WAIT_S
+        while True:
+            lock = WriterLock(self.path, command=GRAPHS_COMMAND, timeout=0, keep_unclean=True)
+            try:
+                lock.acquire()
+            except IndexBusy:
+                owner = read_owner(self.path)
+                if owner is None or owner.command != GRAPHS_COMMAND:
+                    return self._derive(self._stored_derived()[0])[0]  # an index run writes
+                if time.monotonic() >= deadline:
+                    return self._derive(self._stored_derived()[0])[0]
+                time.sleep(_GRAPHS_POLL_S)  # another reader stores them: wait, then read
+                old, current = self._stored_derived()
+                if current:
+                    assert old is not None
+                    return old
+                continue
+            try:
+                old, current = self._stored_derived()  # stored while we took the lock?
+                if current:
+                    assert old is not None
+                    return old
+                derived, gen = self._derive(old)
+                self._store_derived(derived, gen)
+                return derived
+            finally:
+                lock.release()
 
     @contextmanager
     def _snapshot(self) -> Iterator[None]:
@@ -595,17 +678,51 @@ class SqliteStore:
         finally:
             self._conn.execute("COMMIT")
 
-    def _cache_derived(self, kind: str, gen: int, data: str | bytes) -> None:
-        """Store derived data for this generation; never waits for a busy writer."""
-        if self.readonly:
-            return
+    def _store_derived(self, derived: graphdelta.Derived, gen: int) -> None:
+        """Store the three rows of ``derived`` for generation ``gen`` in one transaction
+        (the caller holds the writer lock), unless the content moved on meanwhile.
+
+        Derived data: a store that fails (a connection of an older version writing
+        without the lock, a full disk) is skipped after 50 ms, and the next reader
+        derives them again."""
+        data = (derived.combined.dump(), derived.ref.dump(), derived.basis.dump())
         self._conn.execute("PRAGMA busy_timeout = 50")
-        with contextlib.suppress(sqlite3.OperationalError):
-            self._conn.execute(
-                "INSERT OR REPLACE INTO graph_cache(kind, generation, data) VALUES (?, ?, ?)",
-                (kind, gen, data),
+        try:
+            with self.transaction(bump=False) as conn:
+                if self.generation() != gen:
+                    return
+                conn.executemany(
+                    "INSERT OR REPLACE INTO graph_cache(kind, generation, data) VALUES (?, ?, ?)",
+                    [(kind, gen, blob) for kind, blob in zip(_DERIVED_KINDS, data, strict=True)],
+                )
+        except sqlite3.OperationalError:
+            pass
+        finally:
+            self._conn.execute("PRAGMA busy_timeout = 30000")
+
+    def edge_counts(self) -> dict[str, int | None]:
+        """Edges of each graph kind, counted without unpacking a graph; ``ref`` is None
+        while the graphs wait for their first reader (``refresh_graphs(defer=True)``)."""
+        with self._snapshot():
+            gen = self.generation()
+            stored = dict(
+                self._conn.execute(
+                    "SELECT kind, generation FROM graph_cache WHERE kind IN (?, ?, ?)",
+                    _DERIVED_KINDS,
+                )
             )
-        self._conn.execute("PRAGMA busy_timeout = 30000")
+            refs: int | None = None
+            if len(stored) == len(_DERIVED_KINDS) and set(stored.values()) == {gen}:
+                row = self._conn.execute(
+                    "SELECT data FROM graph_cache WHERE kind = 'ref.packed'"
+                ).fetchone()
+                refs = len(graph.PackedGraph.load(bytes(row[0])).src) // 8
+            imports = self._conn.execute(
+                "SELECT COUNT(*) FROM (SELECT 1 FROM imports i JOIN files f ON f.id = i.file_id "
+                "WHERE i.resolved IS NOT NULL AND i.resolved != f.path GROUP BY f.path, i.resolved)"
+            ).fetchone()[0]
+            cochange = self._conn.execute("SELECT COUNT(*) FROM cochange").fetchone()[0]
+        return {"ref": refs, "import": int(imports), "cochange": int(cochange)}
 
     def _ref_edges(self) -> list[tuple[str, str, int]]:
         return graphdelta.unpack(self.derived_graphs().ref)

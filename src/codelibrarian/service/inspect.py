@@ -120,13 +120,13 @@ def index_status(ws: WorkspaceSession) -> IndexStatus:
     )
 
 
-def edge_counts(root: Path) -> dict[str, int]:
-    """Edges of each graph kind in the existing index (read-only)."""
-    from ..index.records import EDGE_KINDS
+def edge_counts(root: Path) -> dict[str, int | None]:
+    """Edges of each graph kind in the existing index (read-only); ``ref`` is None while
+    the stored graphs wait for the first compose or query to bring them up to date."""
     from ..index.store import open_store
 
     with open_store(root, readonly=True) as store:
-        return {kind: len(store.edges(kind)) for kind in EDGE_KINDS}
+        return store.edge_counts()
 
 
 @dataclass(frozen=True, slots=True)

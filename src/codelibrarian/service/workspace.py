@@ -249,6 +249,7 @@ class WorkspaceSession:
         from what that process has committed. The returned readiness says which.
         """
         from ..index.lock import holder
+        from ..index.store import GRAPHS_COMMAND
 
         db = self.state.index_path
         exists = db.exists()
@@ -256,7 +257,9 @@ class WorkspaceSession:
             self._tracked_clean = False
             return self.readiness()
         writer = holder(db) if exists else None
-        if writer is not None:
+        # a reader storing the graphs changes no content: look at the workspace as usual
+        # (an index run, if one is needed, waits the moment it takes)
+        if writer is not None and writer.command != GRAPHS_COMMAND:
             self._tracked_clean = False
             return self.readiness(writer=writer.pid)
         signature = self.workspace_signature()
