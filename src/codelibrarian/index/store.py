@@ -23,7 +23,7 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from ..errors import IndexBusy, IndexCorrupt, NotFound
 from ..workspace.private import private_touch
@@ -55,48 +55,6 @@ __all__ = ["SqliteStore", "Storage", "index_path", "open_store", "writer_lock"]
 
 #: BM25 column weights: path, symbols, body, parts (path and symbol names count more)
 _BM25_WEIGHTS = (4.0, 6.0, 1.0, 1.0)
-#: most (chunk, score) pairs a store remembers for its query terms (16 bytes each)
-_TERM_MEMO_ROWS = 2_000_000
-#: chunks a query may read the scores of for terms seen the first time (about 30 ms)
-_TERM_READ_ROWS = 20_000
-#: terms remembered as seen before the list starts again
-_TERM_SEEN_MAX = 100_000
-#: chunk ids up to this many times the rows being summed are summed in a dense array
-_DENSE_SPAN = 8
-
-
-def _best_rows(parts: Sequence[tuple[Any, Any]], k: int) -> list[tuple[int, float]]:
-    """The ``k`` best ``(chunk id, score)`` by score descending, then id, where a
-    chunk's score is the sum of its terms' scores in the order of ``parts`` (FTS5's
-    order of addition, so the float is FTS5's to the last bit)."""
-    import numpy as np
-
-    parts = [(ids, s) for ids, s in parts if len(ids)]
-    if not parts or k <= 0:
-        return []
-    size = sum(len(ids) for ids, _ in parts)
-    top = max(int(ids[-1]) for ids, _ in parts)
-    if top < _DENSE_SPAN * size + 1024:
-        total = np.zeros(top + 1, dtype=np.float64)
-        seen = np.zeros(top + 1, dtype=bool)
-        for ids, s in parts:
-            total[ids] += s  # ids are unique within a term: one addition per chunk
-            seen[ids] = True
-        rows = np.flatnonzero(seen)
-        scores = total[rows]
-    else:
-        rows, inverse = np.unique(np.concatenate([ids for ids, _ in parts]), return_inverse=True)
-        scores = np.zeros(len(rows), dtype=np.float64)
-        at = 0
-        for ids, s in parts:
-            scores[inverse[at : at + len(ids)]] += s
-            at += len(ids)
-    if len(rows) > k:
-        kth = np.partition(-scores, k - 1)[k - 1]
-        keep = -scores <= kth  # every row tied with the k-th too: ids decide below
-        rows, scores = rows[keep], scores[keep]
-    order = np.lexsort((rows, -scores))[:k]
-    return list(zip(rows[order].tolist(), scores[order].tolist(), strict=True))
 
 
 def index_path(root: Path) -> Path:
@@ -192,11 +150,6 @@ class SqliteStore:
                 hint="Delete the file and run `librarian index` again.",
             ) from None
         self._conn = conn
-        # each query term's BM25 per chunk, for one generation (``_term_scores``)
-        self._memo: dict[str, tuple[Any, Any]] = {}
-        self._memo_rows = 0
-        self._memo_gen: int | None = None
-        self._seen: set[str] = set()  # terms queried in this generation
         if not readonly:
             migrate(conn)
             create_secondary_indexes(conn)
@@ -394,52 +347,10 @@ class SqliteStore:
         return [Chunk(*r) for r in rows]
 
     def search(self, query: str, limit: int = 20) -> list[ChunkHit]:
-        """BM25 over chunks; integer scores (x1000, higher is better), ties by path then line.
-
-        The scores are FTS5's ``bm25`` of the whole query, to the last bit, summed here
-        from each term's own scores (:meth:`_term_scores`), which are remembered for
-        the index generation: a term that matches half the chunks is scored once, not
-        on every query that names it. Reading a term's scores costs more than scoring
-        it inside the whole query, so terms seen for the first time that match more
-        than :data:`_TERM_READ_ROWS` chunks in all send the query to FTS5 whole
-        (:meth:`_search_fts`), as it always went before; a term seen again is read.
-        So does a write that lands while the terms are read.
-        """
+        """BM25 over chunks; integer scores (x1000, higher is better), ties by path then line."""
         terms = query_terms(query)
         if not terms or limit <= 0:
             return []
-        gen = self.generation()
-        if self._memo_gen != gen or len(self._seen) > _TERM_SEEN_MAX:
-            self._forget_terms(gen)
-        fresh = [t for t in terms if t not in self._memo and t not in self._seen]
-        self._seen.update(fresh)
-        if fresh and sum(self._term_rows(t) for t in fresh) > _TERM_READ_ROWS:
-            return self._search_fts(terms, limit)
-        parts = [self._term_scores(t) for t in terms]
-        if self.generation() != gen:  # a commit between the terms' reads: one query instead
-            self._forget_terms(None)
-            return self._search_fts(terms, limit)
-        best = _best_rows(parts, limit * 4 + 50)
-        found: dict[int, tuple[str, int, int, str | None, str, int]] = {}
-        for at in range(0, len(best), 500):
-            group = [i for i, _ in best[at : at + 500]]
-            marks = ", ".join("?" * len(group))
-            for r in self._conn.execute(
-                "SELECT c.id, f.path, c.start_line, c.end_line, c.symbol, c.kind, c.tokens "
-                f"FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id IN ({marks})",
-                group,
-            ):
-                found[int(r[0])] = (r[1], r[2], r[3], r[4], r[5], r[6])
-        hits = [
-            ChunkHit(i, *found[i][:5], round(score * 1000), found[i][5])
-            for i, score in best
-            if i in found
-        ]
-        hits.sort(key=lambda h: (-h.score, h.path, h.start_line, h.end_line, h.chunk_id))
-        return hits[:limit]
-
-    def _search_fts(self, terms: Sequence[str], limit: int) -> list[ChunkHit]:
-        """:meth:`search` as one FTS5 query of all ``terms`` (the reference it must equal)."""
         match = " OR ".join(f'"{t}"' for t in terms)
         w = ", ".join(str(x) for x in _BM25_WEIGHTS)
         # over-fetch, then order by the integer score with total tie-breaks; the best
@@ -459,48 +370,6 @@ class SqliteStore:
         ]
         hits.sort(key=lambda h: (-h.score, h.path, h.start_line, h.end_line, h.chunk_id))
         return hits[:limit]
-
-    def _forget_terms(self, gen: int | None) -> None:
-        self._memo.clear()
-        self._memo_rows = 0
-        self._seen.clear()
-        self._memo_gen = gen
-
-    def _term_rows(self, term: str) -> int:
-        """How many chunks match ``term`` (its document frequency: no scoring)."""
-        row = self._conn.execute(
-            "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (f'"{term}"',)
-        ).fetchone()
-        return int(row[0])
-
-    def _term_scores(self, term: str) -> tuple[Any, Any]:
-        """The chunks matching ``term`` (ascending ids) and the term's BM25 in each.
-
-        FTS5's ``bm25`` of a query is ``-(0 + c1 + c2 + ...)``, one addend per phrase
-        in query order, each depending on that phrase alone (its document frequency,
-        its hits per column in the row, the row's length): a one-term query returns
-        exactly ``-c``. Remembered for the generation, least recently used evicted
-        beyond :data:`_TERM_MEMO_ROWS` rows in all.
-        """
-        import numpy as np  # imported on use, like the graph code's
-
-        got = self._memo.pop(term, None)
-        if got is None:
-            w = ", ".join(str(x) for x in _BM25_WEIGHTS)
-            rows = self._conn.execute(
-                f"SELECT rowid, bm25(chunks_fts, {w}) FROM chunks_fts "
-                "WHERE chunks_fts MATCH ? ORDER BY rowid",
-                (f'"{term}"',),
-            ).fetchall()
-            ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-            neg = np.fromiter((r[1] for r in rows), dtype=np.float64, count=len(rows))
-            got = (ids, -neg)
-            self._memo_rows += len(rows)
-            while self._memo_rows > _TERM_MEMO_ROWS and self._memo:
-                oldest = next(iter(self._memo))
-                self._memo_rows -= len(self._memo.pop(oldest)[0])
-        self._memo[term] = got  # most recently used last
-        return got
 
     def edges(self, kind: EdgeKind) -> list[tuple[str, str, int]]:
         """Weighted file edges ``(src, dst, weight)``, sorted, for one graph kind."""
