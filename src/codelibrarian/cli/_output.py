@@ -25,6 +25,7 @@ __all__ = [
     "INTERNAL_ERROR",
     "err_console",
     "internal_error",
+    "json_mode",
     "keep_librarians",
     "open_librarian",
     "out_console",
@@ -45,6 +46,18 @@ def wants_json(argv: list[str]) -> bool:
         if arg == "--format" and i + 1 < len(argv) and argv[i + 1] == "json":
             return True
     return False
+
+
+def json_mode(as_json: bool, fmt: str | None) -> bool:
+    """Whether a command prints JSON: ``--json`` or ``--format json`` (``text`` is the default)."""
+    if fmt is None:
+        return as_json
+    choice = fmt.strip().lower()
+    if choice not in ("json", "text"):
+        raise UsageError(f"unknown --format {fmt!r}", hint="Use --format text or --format json.")
+    if as_json and choice == "text":
+        raise UsageError("--json and --format text exclude each other", hint="Give one of them.")
+    return as_json or choice == "json"
 
 
 def read_input(path: Path, what: str, *, lenient: bool = False, stdin: bool = True) -> str:

@@ -7,9 +7,9 @@ Agents call the CLI in a loop, so start-up is paid on every call. ``main``:
 * hands ``compose``, ``query``, ``map``, ``explain`` and ``window`` to a resident
   server when one runs for the repository (``librarian serve --daemon``; see
   ``resident.py``), falling back to running them here when there is none;
-* runs ``compose`` itself without typer when it can read the command line
-  (``compose_run.quick_compose``: typer and its pydantic coercers cost a fresh
-  process about a third of a second);
+* runs ``compose`` and ``index`` itself without typer when it can read the command
+  line (``compose_run.quick_compose``, ``index_run.quick_index``: typer and its
+  pydantic coercers cost a fresh process about a third of a second);
 * otherwise builds a typer app holding only the command group asked for, so
   ``librarian compose`` never imports the modules of ``pack`` or ``providers``.
 
@@ -150,10 +150,16 @@ def main() -> None:
 
 
 def _run_here(name: str | None, argv: list[str]) -> None:
-    if name == "compose":
-        from .compose_run import quick_compose
+    if name in ("compose", "index"):
+        # None: a command line only typer reads rightly
+        if name == "compose":
+            from .compose_run import quick_compose
 
-        code = quick_compose(argv)  # None: a command line only typer reads rightly
+            code = quick_compose(argv)
+        else:
+            from .index_run import quick_index
+
+            code = quick_index(argv)
         if code is not None:
             raise SystemExit(code)
     module = module_for(name) if name else None

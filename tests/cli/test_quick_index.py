@@ -1,0 +1,148 @@
+"""``librarian index`` without typer (``cli/index_run.py``): the same bytes, or typer.
+
+A second checkout or a branch switch runs ``librarian index`` in a fresh process;
+the plain forms skip typer, and anything else still goes through it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from codelibrarian.cli.index_run import parse_index, quick_index
+from tests.helpers import run_cli
+from tests.sources.repo_fixture import build_repo
+
+
+def test_the_parser_reads_what_typer_reads() -> None:
+    assert parse_index(["index"]) == {"path": Path(), "as_json": False, "fmt": None}
+    assert parse_index(["index", "/x", "--json"]) == {
+        "path": Path("/x"),
+        "as_json": True,
+        "fmt": None,
+    }
+    assert parse_index(["index", "--format=json", "repo"]) == {
+        "path": Path("repo"),
+        "as_json": False,
+        "fmt": "json",
+    }
+    assert parse_index(["index", "--format", "text"]) == {
+        "path": Path(),
+        "as_json": False,
+        "fmt": "text",
+    }
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["index", "--help"],
+        ["index", "-h"],
+        ["index", "--watch"],
+        ["index", ".", "--background"],
+        ["index", "a", "b"],
+        ["index", "--json", "--json"],
+        ["index", "--format"],
+        ["index", "--format", "--json"],
+        ["index", "--format", "json", "--format", "text"],
+        ["index", "--json=yes"],
+        ["index", "--", "."],
+        ["index", "--unknown"],
+        ["map"],
+        [],
+    ],
+)
+def test_anything_unusual_goes_to_typer(argv: list[str]) -> None:
+    assert parse_index(argv) is None
+    assert quick_index(argv) is None
+
+
+def test_typer_still_reports_what_the_quick_path_leaves_to_it(tmp_path: Path) -> None:
+    res = run_cli("index", str(tmp_path), "--nope")
+    assert res.returncode == 2
+    assert "--nope" in res.stderr
+    helped = run_cli("index", "--help")
+    assert helped.returncode == 0 and "--watch" in helped.stdout
+
+
+def _typer(argv: list[str]) -> tuple[int, str, str]:
+    from codelibrarian.cli.app import build_app, run
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            run(build_app(("index_cmds",)), argv)
+            code = 0
+        except SystemExit as exc:
+            code = int(exc.code or 0)
+    return code, out.getvalue(), err.getvalue()
+
+
+def _quick(argv: list[str]) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = quick_index(argv)
+    assert code is not None
+    return code, out.getvalue(), err.getvalue()
+
+
+def _steady(out: str) -> str:
+    """The output without the run's own duration."""
+    try:
+        doc = json.loads(out)
+    except ValueError:
+        return out.rsplit(" in ", 1)[0]
+    doc.pop("seconds", None)
+    return json.dumps(doc)
+
+
+def test_both_paths_print_the_same_bytes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    first = build_repo(tmp_path / "a")
+    second = tmp_path / "b"
+    shutil.copytree(first, second, symlinks=True)
+    calls = [
+        ["--json"],  # builds the index
+        [],  # unchanged: the summary line
+        ["--format", "json"],
+        ["--format=text"],
+        ["--format", "xml"],  # a usage error, both ways
+        ["--format", "text", "--json"],
+    ]
+    for extra in calls:
+        results = []
+        for runner, repo in ((_typer, first), (_quick, second)):
+            # a per-user cache each: the second copy would start from the first's index
+            monkeypatch.setenv("LIBRARIAN_CACHE_DIR", str(tmp_path / f"cache-{repo.name}"))
+            code, out, err = runner(["index", str(repo), *extra])
+            results.append((code, _steady(out).replace(str(repo), "REPO"), err))
+        assert results[0] == results[1], extra
+        assert results[0][1] or results[0][2], extra
+    missing = [
+        runner(["index", str(tmp_path / "missing"), "--json"]) for runner in (_typer, _quick)
+    ]
+    assert missing[0] == missing[1] and missing[0][0] != 0
+
+
+def test_a_plain_index_imports_no_typer(tmp_path: Path) -> None:
+    repo = build_repo(tmp_path / "repo")
+    code = (
+        "import sys, contextlib, io\n"
+        f"sys.argv = ['librarian', 'index', {str(repo)!r}, '--json']\n"
+        "from codelibrarian.cli.app import main\n"
+        "out = io.StringIO()\n"
+        "with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):\n"
+        "    main()\n"
+        "assert '\"ok\": true' in out.getvalue(), out.getvalue()\n"
+        "print(','.join(m for m in ('typer', 'click', 'rich') if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert done.stdout.strip() == ""
