@@ -130,7 +130,20 @@ def test_both_paths_print_the_same_bytes(tmp_path: Path, monkeypatch: pytest.Mon
     assert missing[0] == missing[1] and missing[0][0] != 0
 
 
-def test_a_plain_index_imports_no_typer(tmp_path: Path) -> None:
+#: what a plain index run must not load: typer and the terminal renderer, and the
+#: compose side of the facade (composer, sources, secret rules)
+NOT_FOR_INDEX = (
+    "typer",
+    "click",
+    "rich",
+    "codelibrarian.composer",
+    "codelibrarian.sources",
+    "codelibrarian.gate",
+    "codelibrarian.service.compose",
+)
+
+
+def test_a_plain_index_imports_no_typer_and_no_composer(tmp_path: Path) -> None:
     repo = build_repo(tmp_path / "repo")
     code = (
         "import sys, contextlib, io\n"
@@ -140,7 +153,7 @@ def test_a_plain_index_imports_no_typer(tmp_path: Path) -> None:
         "with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):\n"
         "    main()\n"
         "assert '\"ok\": true' in out.getvalue(), out.getvalue()\n"
-        "print(','.join(m for m in ('typer', 'click', 'rich') if m in sys.modules))"
+        f"print(','.join(m for m in {NOT_FOR_INDEX!r} if m in sys.modules))"
     )
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
