@@ -30,6 +30,7 @@ from .config import Config, load_config
 from .facade.planning import PlanningPart
 from .facade.records import RecordsPart
 from .facade.runs import RunsPart
+from .lazy import lazy_getattr
 from .service.workspace import WorkspaceSession
 
 if TYPE_CHECKING:
@@ -101,15 +102,7 @@ _BEHIND = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _BEHIND.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(f"{__package__}.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__package__ or "codelibrarian", _BEHIND, module=__name__)
 
 
 @guarded

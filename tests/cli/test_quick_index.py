@@ -6,18 +6,15 @@ the plain forms skip typer, and anything else still goes through it.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from codelibrarian.cli.index_run import parse_index, quick_index
-from tests.helpers import run_cli
+from tests.cli.test_startup_imports import _loaded_after
+from tests.helpers import run_captured, run_cli, run_typer
 from tests.sources.repo_fixture import build_repo
 
 
@@ -73,24 +70,11 @@ def test_typer_still_reports_what_the_quick_path_leaves_to_it(tmp_path: Path) ->
 
 
 def _typer(argv: list[str]) -> tuple[int, str, str]:
-    from codelibrarian.cli.app import build_app, run
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            run(build_app(("index_cmds",)), argv)
-            code = 0
-        except SystemExit as exc:
-            code = int(exc.code or 0)
-    return code, out.getvalue(), err.getvalue()
+    return run_typer("index_cmds", argv)
 
 
 def _quick(argv: list[str]) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = quick_index(argv)
-    assert code is not None
-    return code, out.getvalue(), err.getvalue()
+    return run_captured(lambda: quick_index(argv))
 
 
 def _steady(out: str) -> str:
@@ -145,17 +129,5 @@ NOT_FOR_INDEX = (
 
 def test_a_plain_index_imports_no_typer_and_no_composer(tmp_path: Path) -> None:
     repo = build_repo(tmp_path / "repo")
-    code = (
-        "import sys, contextlib, io\n"
-        f"sys.argv = ['librarian', 'index', {str(repo)!r}, '--json']\n"
-        "from codelibrarian.cli.app import main\n"
-        "out = io.StringIO()\n"
-        "with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):\n"
-        "    main()\n"
-        "assert '\"ok\": true' in out.getvalue(), out.getvalue()\n"
-        f"print(','.join(m for m in {NOT_FOR_INDEX!r} if m in sys.modules))"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
-    )
-    assert done.stdout.strip() == ""
+    assert _loaded_after(["index", str(repo), "--json"], NOT_FOR_INDEX) == []
+    assert run_cli("index", str(repo), "--json").returncode == 0  # it did index

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,6 +34,7 @@ __all__ = [
     "read_input",
     "report",
     "resolve_repo",
+    "run_reporting",
     "wants_json",
 ]
 
@@ -146,6 +147,21 @@ def open_librarian(root: Path) -> Any:
     lib = Librarian(root)
     kept_all[root] = lib
     return lib
+
+
+def run_reporting(argv: list[str], work: Callable[[], int]) -> int:
+    """``work()``'s exit code, for a command run without typer: library errors are
+    reported as the CLI promises, Ctrl-C ends with 130, anything else is an internal
+    error (JSON on stdout when ``argv`` asks for JSON)."""
+    try:
+        return work()
+    except LibrarianError as exc:
+        return report(exc, as_json=wants_json(argv))
+    except KeyboardInterrupt:
+        sys.stderr.write("\naborted\n")  # as click and ``app.run`` say it
+        return 130
+    except Exception as exc:
+        return internal_error(exc, as_json=wants_json(argv))
 
 
 def report(error: LibrarianError, *, as_json: bool = False) -> int:

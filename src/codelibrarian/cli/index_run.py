@@ -17,16 +17,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import LibrarianError
-from ._output import (
-    internal_error,
-    json_mode,
-    print_json,
-    progress,
-    report,
-    resolve_repo,
-    wants_json,
-)
+from ._output import json_mode, print_json, progress, resolve_repo, run_reporting
 
 if TYPE_CHECKING:  # the facade pulls in the index: import it on use
     from ..api import Librarian
@@ -82,17 +73,13 @@ def quick_index(argv: list[str]) -> int | None:
     parsed = parse_index(argv)
     if parsed is None:
         return None
-    try:
+
+    def work() -> int:
         as_json = json_mode(parsed["as_json"], parsed["fmt"])
         index_and_print(parsed["path"], as_json=as_json).close()
-    except LibrarianError as exc:
-        return report(exc, as_json=wants_json(argv))
-    except KeyboardInterrupt:
-        sys.stderr.write("\naborted\n")  # as click and ``app.run`` say it
-        return 130
-    except Exception as exc:
-        return internal_error(exc, as_json=wants_json(argv))
-    return 0
+        return 0
+
+    return run_reporting(argv, work)
 
 
 def index_and_print(path: Path, *, as_json: bool) -> Librarian:
