@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import contextlib
+import io
 import os
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 GIT_ENV = {
@@ -160,3 +161,23 @@ def sigkill_index_midway(repo: Path, committed_at_least: int, *, timeout: float 
         proc.wait(timeout=30)
     assert proc.returncode == -signal.SIGKILL, "the run ended before it was killed"
     return committed
+
+
+def run_captured(call: Callable[[], int | None]) -> tuple[int, str, str]:
+    """``(exit code, stdout, stderr)`` of a CLI function run in this process (a
+    ``SystemExit`` is its code; a None code fails: the call declined to run)."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = call()
+        except SystemExit as exc:
+            code = int(exc.code or 0)
+    assert code is not None
+    return code, out.getvalue(), err.getvalue()
+
+
+def run_typer(module: str, argv: list[str]) -> tuple[int, str, str]:
+    """``run_captured`` of the typer app holding ``module``'s commands, on ``argv``."""
+    from codelibrarian.cli.app import build_app, run
+
+    return run_captured(lambda: run(build_app((module,)), argv) or 0)

@@ -1,4 +1,4 @@
-from codelibrarian.cli.app import main
+from codelibrarian.cli.app import entry
 
 if __name__ == "__main__":
-    main()
+    entry()

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -29,37 +30,24 @@ from .config import Config, load_config
 from .facade.planning import PlanningPart
 from .facade.records import RecordsPart
 from .facade.runs import RunsPart
-from .gate import SecretGate
-from .packs.window import ComposedWindow, SaopEnvelope, WindowBudget
-from .service.compose import FORMATS, ComposeService, shape_budget
-from .service.inspect import (
-    IndexStatus,
-    InitResult,
-    RepoMap,
-    TokenCounts,
-    count_tokens,
-    edge_counts,
-    index_status,
-    init_state,
-    repo_map,
-    scan,
-    scan_summary,
-)
-from .service.query import CodeSnippet, QueryResult, run_query
-from .service.results import ComposeResult, PackedArtifact, RejectedArtifact, ReplayResult
-from .service.window import gated_window, workspace_window
+from .lazy import lazy_getattr
 from .service.workspace import WorkspaceSession
-from .sources import Source
-from .tokens import get_tokenizer
 
 if TYPE_CHECKING:
     import threading
 
     from .execution.service import ExecutionService
+    from .gate import SecretGate
     from .index.indexer import UpdateResult
+    from .packs.window import ComposedWindow, SaopEnvelope, WindowBudget
     from .query.report import ProgressReporter
     from .query.types import CancellationToken, QueryDepth
+    from .service.compose import FORMATS, ComposeService, shape_budget
     from .service.doctor import DoctorReport
+    from .service.inspect import IndexStatus, InitResult, RepoMap, TokenCounts, scan_summary
+    from .service.query import CodeSnippet, QueryResult
+    from .service.results import ComposeResult, PackedArtifact, RejectedArtifact, ReplayResult
+    from .sources import Source
     from .techniques.lcl import Program
     from .workspace.files import ScanResult
 
@@ -91,6 +79,30 @@ __all__ = [
 ]
 
 Fmt = Literal["markdown", "xml", "json", "plain"]
+
+#: names this module offers that live behind it: imported on first use, so that
+#: importing the facade (``librarian index`` does) loads no composer or secret rules
+_BEHIND = {
+    "FORMATS": "service.compose",
+    "shape_budget": "service.compose",
+    "CodeSnippet": "service.query",
+    "QueryResult": "service.query",
+    "ComposeResult": "service.results",
+    "PackedArtifact": "service.results",
+    "RejectedArtifact": "service.results",
+    "ReplayResult": "service.results",
+    "ComposedWindow": "packs.window",
+    "SaopEnvelope": "packs.window",
+    "WindowBudget": "packs.window",
+    "IndexStatus": "service.inspect",
+    "InitResult": "service.inspect",
+    "RepoMap": "service.inspect",
+    "TokenCounts": "service.inspect",
+    "scan_summary": "service.inspect",
+}
+
+
+__getattr__ = lazy_getattr(__package__ or "codelibrarian", _BEHIND, module=__name__)
 
 
 @guarded
@@ -130,6 +142,8 @@ def resident_warms_files(repo_path: str | os.PathLike[str]) -> bool:
 
 def tokenizer_name(model: str | None) -> str:
     """The name of the tokenizer that counts for ``model`` (the default model if None)."""
+    from .tokens import get_tokenizer
+
     return get_tokenizer(model).name
 
 
@@ -156,6 +170,9 @@ def compose_window(
 
     Every text passes a secret gate with the default rules first (the goal and the
     records are the caller's text, shown to a model again)."""
+    from .gate import SecretGate
+    from .service.window import gated_window
+
     return gated_window(
         SecretGate(), goal, map_text, envelopes, budget=budget, max_recent=max_recent, model=model
     )
@@ -171,11 +188,17 @@ class Librarian(RecordsPart, RunsPart, PlanningPart):
 
     def __init__(self, repo_path: str | os.PathLike[str], config: Config | None = None) -> None:
         self._ws = WorkspaceSession(repo_path, config)
-        self._composer = ComposeService(self._ws)
         self._execution: ExecutionService | None = None
         self.root = self._ws.root
         self.config = self._ws.config
         self.state = self._ws.state
+
+    @cached_property
+    def _composer(self) -> ComposeService:
+        """Compose orchestration, loaded on first use (an index run needs none of it)."""
+        from .service.compose import ComposeService
+
+        return ComposeService(self._ws)
 
     @property
     def gate(self) -> SecretGate:
@@ -190,6 +213,8 @@ class Librarian(RecordsPart, RunsPart, PlanningPart):
 
     def init(self) -> InitResult:
         """Create ``.librarian/`` (own ``.gitignore``, schema version, secret); idempotent."""
+        from .service.inspect import init_state
+
         return init_state(self._ws)
 
     def index(
@@ -213,6 +238,8 @@ class Librarian(RecordsPart, RunsPart, PlanningPart):
     def edge_counts(self) -> dict[str, int | None]:
         """Edges of each graph kind in the index (read-only; the index must exist);
         ``ref`` is None while the graphs wait for their first reader (``docs/index.md``)."""
+        from .service.inspect import edge_counts
+
         return edge_counts(self.root)
 
     def watch(
@@ -357,6 +384,8 @@ class Librarian(RecordsPart, RunsPart, PlanningPart):
         (``NotFound`` when there is none). ``reporter`` follows the stages live and
         ``cancel`` stops the run cooperatively. See ``docs/query.md`` for the stages.
         """
+        from .service.query import run_query
+
         return run_query(
             self._ws,
             intent,
@@ -397,6 +426,9 @@ class Librarian(RecordsPart, RunsPart, PlanningPart):
         ``model``'s tokenizer. ``total_tokens_used`` never exceeds ``total``; see
         :class:`~codelibrarian.packs.window.WindowComposer` for the rules.
         """
+        from .packs.window import WindowBudget
+        from .service.window import workspace_window
+
         budget = WindowBudget(
             total_budget=total,
             goal_budget=goal_budget,
@@ -419,6 +451,8 @@ class Librarian(RecordsPart, RunsPart, PlanningPart):
 
         Read-only: ``NotFound`` (run ``librarian index``) when there is no index.
         """
+        from .service.inspect import repo_map
+
         return repo_map(self._ws, budget, model or self.config.compose.model)
 
     def index_status(self) -> IndexStatus:
@@ -428,10 +462,14 @@ class Librarian(RecordsPart, RunsPart, PlanningPart):
         Modified files are those whose size or modification time differ from
         what the index recorded (a touched but unchanged file counts too).
         """
+        from .service.inspect import index_status
+
         return index_status(self._ws)
 
     def scan(self) -> ScanResult:
         """The files the librarian reads (sorted), with skipped files and their reasons."""
+        from .service.inspect import scan
+
         return scan(self._ws)
 
     def token_counts(
@@ -443,4 +481,6 @@ class Librarian(RecordsPart, RunsPart, PlanningPart):
     ) -> TokenCounts:
         """Tokens of every listed file ``keep`` accepts, largest first (``model``'s
         tokenizer, default the configured model)."""
+        from .service.inspect import count_tokens
+
         return count_tokens(self._ws, keep, model=model, progress=progress)

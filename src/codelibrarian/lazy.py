@@ -15,15 +15,19 @@ from typing import Any
 __all__ = ["lazy_getattr"]
 
 
-def lazy_getattr(package: str, homes: Mapping[str, str]) -> Callable[[str], Any]:
-    """A module ``__getattr__`` for ``package``: ``name`` comes from ``package.<homes[name]>``."""
+def lazy_getattr(
+    package: str, homes: Mapping[str, str], *, module: str | None = None
+) -> Callable[[str], Any]:
+    """A module ``__getattr__`` for ``module`` (default: ``package`` itself): ``name``
+    comes from ``package.<homes[name]>``."""
+    owner = module or package
 
     def __getattr__(name: str) -> Any:
         home = homes.get(name)
         if home is None:
-            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+            raise AttributeError(f"module {owner!r} has no attribute {name!r}")
         value = getattr(importlib.import_module(f"{package}.{home}"), name)
-        setattr(sys.modules[package], name, value)
+        setattr(sys.modules[owner], name, value)
         return value
 
     return __getattr__

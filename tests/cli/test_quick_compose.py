@@ -6,8 +6,6 @@ anything else it steps aside, and typer prints its usual messages.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import shutil
 import subprocess
@@ -17,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from codelibrarian.cli.compose_run import parse_compose, quick_compose
-from tests.helpers import run_cli
+from tests.helpers import run_captured, run_cli, run_typer
 from tests.sources.repo_fixture import AS_OF, build_repo
 
 TASK = "add a post method with retry backoff to HttpClient"
@@ -78,24 +76,11 @@ def test_typer_still_reports_what_the_quick_path_leaves_to_it(tmp_path: Path) ->
 
 
 def _typer(argv: list[str]) -> tuple[int, str, str]:
-    from codelibrarian.cli.app import build_app, run
-
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            run(build_app(("compose_cmds",)), argv)
-            code = 0
-        except SystemExit as exc:
-            code = int(exc.code or 0)
-    return code, out.getvalue(), err.getvalue()
+    return run_typer("compose_cmds", argv)
 
 
 def _quick(argv: list[str]) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = quick_compose(argv)
-    assert code is not None
-    return code, out.getvalue(), err.getvalue()
+    return run_captured(lambda: quick_compose(argv))
 
 
 def test_both_paths_print_the_same_bytes(tmp_path: Path) -> None:

@@ -11,11 +11,12 @@ from pathlib import Path
 
 import typer
 
-from ..errors import LibrarianError, UsageError
+from ..errors import LibrarianError
 from ._output import (
     INTERNAL_ERROR,
     err_console,
     internal_error,
+    json_mode,
     keep_librarians,
     open_librarian,
     out_console,
@@ -54,18 +55,6 @@ JSON_OPTION = typer.Option(False, "--json", help="Print one JSON document on std
 FORMAT_OPTION = typer.Option(
     None, "--format", metavar="text|json", help="Output format; `--format json` is `--json`."
 )
-
-
-def json_mode(as_json: bool, fmt: str | None) -> bool:
-    """Whether a command prints JSON: ``--json`` or ``--format json`` (``text`` is the default)."""
-    if fmt is None:
-        return as_json
-    choice = fmt.strip().lower()
-    if choice not in ("json", "text"):
-        raise UsageError(f"unknown --format {fmt!r}", hint="Use --format text or --format json.")
-    if as_json and choice == "text":
-        raise UsageError("--json and --format text exclude each other", hint="Give one of them.")
-    return as_json or choice == "json"
 
 
 def fail(error: LibrarianError, *, as_json: bool = False) -> typer.Exit:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,6 +25,7 @@ __all__ = [
     "INTERNAL_ERROR",
     "err_console",
     "internal_error",
+    "json_mode",
     "keep_librarians",
     "open_librarian",
     "out_console",
@@ -33,6 +34,7 @@ __all__ = [
     "read_input",
     "report",
     "resolve_repo",
+    "run_reporting",
     "wants_json",
 ]
 
@@ -45,6 +47,18 @@ def wants_json(argv: list[str]) -> bool:
         if arg == "--format" and i + 1 < len(argv) and argv[i + 1] == "json":
             return True
     return False
+
+
+def json_mode(as_json: bool, fmt: str | None) -> bool:
+    """Whether a command prints JSON: ``--json`` or ``--format json`` (``text`` is the default)."""
+    if fmt is None:
+        return as_json
+    choice = fmt.strip().lower()
+    if choice not in ("json", "text"):
+        raise UsageError(f"unknown --format {fmt!r}", hint="Use --format text or --format json.")
+    if as_json and choice == "text":
+        raise UsageError("--json and --format text exclude each other", hint="Give one of them.")
+    return as_json or choice == "json"
 
 
 def read_input(path: Path, what: str, *, lenient: bool = False, stdin: bool = True) -> str:
@@ -133,6 +147,21 @@ def open_librarian(root: Path) -> Any:
     lib = Librarian(root)
     kept_all[root] = lib
     return lib
+
+
+def run_reporting(argv: list[str], work: Callable[[], int]) -> int:
+    """``work()``'s exit code, for a command run without typer: library errors are
+    reported as the CLI promises, Ctrl-C ends with 130, anything else is an internal
+    error (JSON on stdout when ``argv`` asks for JSON)."""
+    try:
+        return work()
+    except LibrarianError as exc:
+        return report(exc, as_json=wants_json(argv))
+    except KeyboardInterrupt:
+        sys.stderr.write("\naborted\n")  # as click and ``app.run`` say it
+        return 130
+    except Exception as exc:
+        return internal_error(exc, as_json=wants_json(argv))
 
 
 def report(error: LibrarianError, *, as_json: bool = False) -> int:

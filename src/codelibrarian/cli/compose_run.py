@@ -24,13 +24,12 @@ from typing import TYPE_CHECKING, Any
 from ..errors import LibrarianError, UsageError
 from ._output import (
     err_console,
-    internal_error,
     open_librarian,
     progress,
     read_input,
     report,
     resolve_repo,
-    wants_json,
+    run_reporting,
 )
 
 if TYPE_CHECKING:  # the facade pulls in the index and composer: import it on use
@@ -133,15 +132,7 @@ def quick_compose(argv: list[str]) -> int | None:
     parsed = parse_compose(argv)
     if parsed is None:
         return None
-    try:
-        return run_compose(**parsed)
-    except LibrarianError as exc:
-        return report(exc, as_json=wants_json(argv))
-    except KeyboardInterrupt:
-        sys.stderr.write("\naborted\n")  # as click and ``app.run`` say it
-        return 130
-    except Exception as exc:
-        return internal_error(exc, as_json=wants_json(argv))
+    return run_reporting(argv, lambda: run_compose(**parsed))
 
 
 def _verbose_lines(result: ComposeResult, *, reveal: bool) -> list[str]:

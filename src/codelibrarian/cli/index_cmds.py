@@ -14,9 +14,8 @@ import os
 import signal
 import sys
 import threading
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -29,10 +28,10 @@ from ._common import (
     fail,
     json_mode,
     print_json,
-    progress,
     resolve_repo,
 )
 from ._signals import exit_later, exit_now
+from .index_run import index_and_print
 
 if TYPE_CHECKING:
     from ..api import Librarian
@@ -75,31 +74,10 @@ def index_cmd(
 
 def _index(path: Path, *, as_json: bool) -> Librarian:
     """Index ``path`` with a progress bar (or stage traces) and print the summary."""
-    from ..api import Librarian
-
     try:
-        lib = Librarian(resolve_repo(path))
-        with progress("indexing", None, enabled=not as_json) as bar:
-
-            def report(done: int, total: int) -> None:
-                bar.update(total=total, completed=done)
-
-            stats = lib.index(
-                progress=report, on_wait=lock_waiter(), on_stage=stage_tracer(bar), check=True
-            )
-        data: dict[str, Any] = stats.to_dict()
-        data["edges"] = lib.edge_counts()
+        return index_and_print(path, as_json=as_json)
     except LibrarianError as exc:
         raise fail(exc, as_json=as_json) from None
-    if as_json:
-        print_json({"ok": True, **data})
-    else:
-        typer.echo(
-            f"indexed {data['files']} files ({data['parsed']} parsed, {data['deleted']} removed): "
-            f"{data['symbols']} symbols, {data['chunks']} chunks, "
-            f"{len(data['parse_errors'])} parse errors in {data['seconds']:.2f}s"
-        )
-    return lib
 
 
 def _finish_in_background(path: Path) -> None:
@@ -119,45 +97,6 @@ def _finish_in_background(path: Path) -> None:
         raise typer.Exit(1) from None
     for note in stats.notes:
         sys.stderr.write(f"background index: {note}\n")
-
-
-def lock_waiter() -> Callable[[Any, float], None]:
-    """Tell the user, on stderr, who holds the index while we wait for it."""
-    said = [-1.0]
-
-    def waiting(owner: Any, waited: float) -> None:
-        if said[0] >= 0 and waited - said[0] < _WAIT_NOTE_EVERY_S:
-            return
-        said[0] = waited
-        who = owner.describe() if owner is not None else "another process"
-        sys.stderr.write(f"waiting for the index: {who} is writing it ({waited:.0f}s)\n")
-        sys.stderr.flush()
-
-    return waiting
-
-
-def stage_tracer(bar: Any) -> Callable[[str], None]:
-    """Name each index stage on the progress bar; with LIBRARIAN_TRACE=stages, on stderr."""
-    trace = "stages" in os.environ.get("LIBRARIAN_TRACE", "").split(",")
-
-    def stage(name: str) -> None:
-        bar.update(description=_STAGE_LABELS.get(name, name))
-        if trace:
-            sys.stderr.write(f"stage {name}\n")
-            sys.stderr.flush()
-
-    return stage
-
-
-_WAIT_NOTE_EVERY_S = 10.0
-_STAGE_LABELS = {
-    "check": "checking the index",
-    "seed": "copying a sibling index",
-    "files": "listing files",
-    "parse": "parsing",
-    "resolve": "resolving imports",
-    "derived": "co-change graph",
-}
 
 
 def _stop_on_sigterm() -> threading.Event:

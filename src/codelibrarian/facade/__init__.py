@@ -21,4 +21,9 @@ class FacadePart:
     """What every part reads from the assembled ``Librarian``."""
 
     _ws: WorkspaceSession
-    _composer: ComposeService
+
+    if TYPE_CHECKING:
+
+        @property
+        def _composer(self) -> ComposeService:
+            """Compose orchestration (``Librarian`` loads it on first use)."""

@@ -6,16 +6,18 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import LibrarianError
-from ..gate import RedactionLog
 from ..tokens import Tokenizer, encoding_for_model, get_tokenizer
 from ..workspace.files import ScanResult, read_text, scan_workspace
 from ..workspace.git import head_commit, is_git_repo
 from ..workspace.private import harden
 from ..workspace.state import SCHEMA_VERSION
 from .workspace import WorkspaceSession
+
+if TYPE_CHECKING:  # the secret rules load with the gate, on use (not for an index run)
+    from ..gate import RedactionLog
 
 __all__ = [
     "IndexStatus",
@@ -180,6 +182,7 @@ def gated_map(
 
 def repo_map(ws: WorkspaceSession, budget: int, model: str | None) -> RepoMap:
     """The ranked map of the existing index under ``budget`` tokens (read-only)."""
+    from ..gate import RedactionLog
     from ..index.store import open_store
 
     tokenizer = get_tokenizer(model)

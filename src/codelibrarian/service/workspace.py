@@ -16,17 +16,12 @@ import subprocess
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..composer import recency_bucket
-from ..composer.fingerprint import workspace_fingerprint
 from ..config import Config, find_config_file, load_config
 from ..errors import UnverifiedByTrace, UsageError
-from ..persist.scans import ScanCache
-from ..policy_engine import PolicyEngine
-from ..sources import Source, load_sources
-from ..trigger import Trigger
 from ..workspace.git import (
     FileDiff,
     diff_against,
@@ -39,6 +34,13 @@ from ..workspace.git import (
 from ..workspace.state import State
 from .quietwatch import QuietWatch
 from .treestamp import TreeStamp
+
+if TYPE_CHECKING:
+    from ..gate import SecretGate
+    from ..persist.scans import ScanCache
+    from ..policy_engine import PolicyEngine
+    from ..sources import Source
+    from ..trigger import Trigger
 
 __all__ = ["MAX_AS_OF", "IndexReadiness", "WorkspaceSession", "check_text", "now_or"]
 
@@ -144,10 +146,6 @@ class WorkspaceSession:
         self._config_stamp = _config_stamp(root)
         self.config = config if config is not None else load_config(root)
         self.state = State(root)
-        self.scans = ScanCache(self.state.cache_dir / "secret-spans.json")
-        self.policy = PolicyEngine(self.config, spans=self.scans)
-        #: the secret gate every outgoing text of this workspace passes (docs/secrets.md)
-        self.gate = self.policy.gate
         self._sources: tuple[Source, ...] | None = None
         self._store: Any = None
         self._indexed = False
@@ -167,6 +165,29 @@ class WorkspaceSession:
         self._watchable = True
         self.memo: dict[str, Any] = {}
         self.ablate = _ablated(os.environ.get("LIBRARIAN_ABLATE", ""))
+
+    # the policy engine, its secret gate and the stored scans load on first use: an
+    # index run needs none of them, and a fresh ``librarian index`` process would pay
+    # for importing the composer and the secret rules
+
+    @cached_property
+    def scans(self) -> ScanCache:
+        """The secret spans found in files so far, kept in ``.librarian/cache``."""
+        from ..persist.scans import ScanCache
+
+        return ScanCache(self.state.cache_dir / "secret-spans.json")
+
+    @cached_property
+    def policy(self) -> PolicyEngine:
+        """Sensitive files and the secret gate of this workspace's config."""
+        from ..policy_engine import PolicyEngine
+
+        return PolicyEngine(self.config, spans=self.scans)
+
+    @property
+    def gate(self) -> SecretGate:
+        """The secret gate every outgoing text of this workspace passes (docs/secrets.md)."""
+        return self.policy.gate
 
     def config_changed(self) -> bool:
         """Whether the repository's config file changed since this session loaded it."""
@@ -420,6 +441,8 @@ class WorkspaceSession:
             self._commit_times = (commitish, dict(sorted(newest.items())))
         times = self._commit_times[1]
         # one bucket per commit time (at most 50), not per file (a commit may touch 20k)
+        from ..composer import recency_bucket
+
         buckets = {ts: recency_bucket(as_of - ts) for ts in set(times.values())}
         return {p: buckets[ts] for p, ts in times.items()}
 
@@ -430,7 +453,7 @@ class WorkspaceSession:
 
     def save_scans(self) -> None:
         """Persist the secret spans found in files scanned so far (when the folder exists)."""
-        if self.state.exists():
+        if "scans" in self.__dict__ and self.state.exists():
             self.scans.save()
 
     def bound_state(self) -> int:
@@ -484,6 +507,8 @@ class WorkspaceSession:
     def sources(self) -> tuple[Source, ...]:
         """The registered sources (built-ins and plug-ins), loaded once."""
         if self._sources is None:
+            from ..sources import load_sources
+
             self._sources = load_sources()
         return self._sources
 
@@ -508,6 +533,8 @@ class WorkspaceSession:
         """The workspace fingerprint (HMAC of every path and content hash)."""
         cached = self.memo.get("fingerprint")
         if cached is None:
+            from ..composer.fingerprint import workspace_fingerprint
+
             cached = workspace_fingerprint(
                 self.state.secret(), ((r.path, r.content_hash) for r in store.files())
             )
