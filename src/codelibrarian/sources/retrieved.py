@@ -11,7 +11,9 @@ Excerpts of one file selected together render as one block (see
 ``composer.render``), so the pack shows the file's relevant parts in order,
 the rest elided with ``⋮``.
 
-relevance = the file's share of the best file's score x (floor + (1000 - floor) x
+relevance = the file's share of the best file's score (a change log's counts
+``HISTORY_PERMILLE`` of it for a task not about releases: see ``history_permille``)
+x (floor + (1000 - floor) x
 the span's score within its file / 1000) / 1000, floor 350 (250 for a task without
 a change below 4,000 tokens: see ``span_floor``); a span whose docstring or comments make up at
 least a third of it (six lines or more) is offered as two candidates, its code
@@ -42,6 +44,7 @@ candidates so the policy engine's exclusion is recorded; their content is never 
 from __future__ import annotations
 
 import posixpath
+import re
 from collections import defaultdict
 
 from ..composer.excerpt import render_excerpt
@@ -59,7 +62,14 @@ from .excerpts import (
 )
 from .ranking import FileRank, is_test_path, rank_files, rank_spans, request_for
 
-__all__ = ["RetrievedSource", "per_file_cap", "span_floor", "span_relevance"]
+__all__ = [
+    "RetrievedSource",
+    "history_permille",
+    "is_history",
+    "per_file_cap",
+    "span_floor",
+    "span_relevance",
+]
 
 #: below this budget the lane offers no test_context (code of the files comes first)
 _TESTS_FROM_BUDGET = 4000
@@ -138,6 +148,32 @@ def span_relevance(share: int, span_score: int, floor: int) -> int:
     """A span's relevance from its file's share of the best file's score and its own
     score within the file (all per mille)."""
     return share * (floor + (1000 - floor) * span_score // 1000) // 1000
+
+
+#: a change log's (``CHANGELOG.md``, ``HISTORY.rst``, ``NEWS``...) file share counts this
+#: much (per mille) for its excerpts, unless the task is about releases or the log
+HISTORY_PERMILLE = 300
+_HISTORY_NAMES = frozenset(
+    {"changelog", "changes", "history", "news", "releases", "release-notes", "release_notes"}
+)
+_HISTORY_EXTS = frozenset({"", ".md", ".rst", ".txt", ".rdoc", ".markdown"})
+_HISTORY_TASK = re.compile(r"change ?log|release|history|\bnews\b", re.IGNORECASE)
+
+
+def is_history(path: str) -> bool:
+    """Whether ``path`` is a change log by its name (in any folder)."""
+    stem, ext = posixpath.splitext(posixpath.basename(path).lower())
+    return stem in _HISTORY_NAMES and ext in _HISTORY_EXTS
+
+
+def history_permille(task: str, path: str) -> int:
+    """The share (per mille) of its file's score a file's excerpts keep: all of it, but
+    for a change log in a task that is not about releases or the log. A log's entries
+    repeat the words of the changes they record, so it ranks high for a code task
+    while the code to change is elsewhere; when room is left it still comes in."""
+    if not is_history(path) or _HISTORY_TASK.search(task):
+        return 1000
+    return HISTORY_PERMILLE
 
 
 def _language(path: str) -> str | None:
@@ -283,7 +319,7 @@ class RetrievedSource:
             head = next((n for n in range(owner.start, number) if rows[n - 1].strip()), number)
             if head != number:
                 frame_of[number] = (*owner.frame, head)
-        share = rank.score * 1000 // best if best else 0
+        share = rank.score * history_permille(ctx.trigger.task, rank.path) // best if best else 0
         relevance = share * FOCUS_RELEVANCE // 1000
         cap = focus_cap(ctx.budget)
         key = (
@@ -339,7 +375,7 @@ class RetrievedSource:
             shared=ctx.memo.setdefault("shared", {}),
             limit=_SPANS_PER_FILE,
         )
-        share = rank.score * 1000 // best if best else 0
+        share = rank.score * history_permille(ctx.trigger.task, rank.path) // best if best else 0
         floor = span_floor(ctx.budget, request_for(ctx).mode)
         return [(span_relevance(share, span.score, floor), rank.path, span) for span in spans]
 
