@@ -55,6 +55,16 @@ __all__ = ["SqliteStore", "Storage", "index_path", "open_store", "writer_lock"]
 
 #: BM25 column weights: path, symbols, body, parts (path and symbol names count more)
 _BM25_WEIGHTS = (4.0, 6.0, 1.0, 1.0)
+#: a search leaves out a term found in more than this share of the chunks (numerator,
+#: denominator) and in more than :data:`COMMON_ROWS` of them: FTS5's idf of such a
+#: term, ln((N - n + 0.5) / (n + 0.5)), is below ln 3 = 1.1 (0.24 at 44%), while
+#: scoring it costs a row for each chunk it is in (about 2.5 us a row)
+COMMON_SHARE = (1, 4)
+#: below this many rows a term is always scored: in a repository of a few thousand
+#: chunks a common term (the project's own name) still ranks, and costs little
+COMMON_ROWS = 20_000
+#: document frequencies a store remembers (per index generation) before starting again
+_DF_MEMO_MAX = 50_000
 
 
 def index_path(root: Path) -> Path:
@@ -74,6 +84,7 @@ class Storage(Protocol):
     def references(self, path: str | None = None, name: str | None = None) -> list[Reference]: ...
     def imports(self, path: str | None = None) -> list[ImportRecord]: ...
     def search(self, query: str, limit: int = 20) -> list[ChunkHit]: ...
+    def common_terms(self, query: str) -> list[str]: ...
     def chunk(self, chunk_id: int) -> Chunk: ...
     def chunks_for(self, path: str) -> list[Chunk]: ...
     def edges(self, kind: EdgeKind) -> list[tuple[str, str, int]]: ...
@@ -150,6 +161,10 @@ class SqliteStore:
                 hint="Delete the file and run `librarian index` again.",
             ) from None
         self._conn = conn
+        # document frequency of each term searched, and the chunk count, for one generation
+        self._df: dict[str, int] = {}
+        self._df_gen: int | None = None
+        self._df_total = 0
         if not readonly:
             migrate(conn)
             create_secondary_indexes(conn)
@@ -347,10 +362,19 @@ class SqliteStore:
         return [Chunk(*r) for r in rows]
 
     def search(self, query: str, limit: int = 20) -> list[ChunkHit]:
-        """BM25 over chunks; integer scores (x1000, higher is better), ties by path then line."""
+        """BM25 over chunks; integer scores (x1000, higher is better), ties by path then line.
+
+        Terms found in more than :data:`COMMON_SHARE` of the chunks, and in more than
+        :data:`COMMON_ROWS`, are left out (:meth:`common_terms`) unless every term is:
+        FTS5 would score each of their rows (a one-letter identifier part can be in
+        half of a large repository's chunks) for an idf below ln 3.
+        """
         terms = query_terms(query)
         if not terms or limit <= 0:
             return []
+        common = set(self._common(terms))
+        if len(common) < len(terms):
+            terms = [t for t in terms if t not in common]
         match = " OR ".join(f'"{t}"' for t in terms)
         w = ", ".join(str(x) for x in _BM25_WEIGHTS)
         # over-fetch, then order by the integer score with total tie-breaks; the best
@@ -370,6 +394,36 @@ class SqliteStore:
         ]
         hits.sort(key=lambda h: (-h.score, h.path, h.start_line, h.end_line, h.chunk_id))
         return hits[:limit]
+
+    def common_terms(self, query: str) -> list[str]:
+        """The terms of ``query`` that :meth:`search` leaves out, sorted: each found in
+        more than :data:`COMMON_SHARE` of the chunks and more than :data:`COMMON_ROWS`
+        (by FTS5's own count of the rows matching it), none when every term is."""
+        terms = query_terms(query)
+        common = self._common(terms)
+        return common if len(common) < len(terms) else []
+
+    def _common(self, terms: Sequence[str]) -> list[str]:
+        """Which of ``terms`` are in more than :data:`COMMON_SHARE` of the chunks and
+        more than :data:`COMMON_ROWS` of them."""
+        gen = self.generation()
+        if gen != self._df_gen or len(self._df) > _DF_MEMO_MAX:
+            self._df.clear()
+            self._df_gen = gen
+            self._df_total = int(self._conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+        num, den = COMMON_SHARE
+        out = []
+        for t in terms:
+            df = self._df.get(t)
+            if df is None:
+                # counting a term's rows reads its row ids only: no positions, no scoring
+                row = self._conn.execute(
+                    "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (f'"{t}"',)
+                ).fetchone()
+                df = self._df[t] = int(row[0])
+            if df > COMMON_ROWS and df * den > self._df_total * num:
+                out.append(t)
+        return out
 
     def edges(self, kind: EdgeKind) -> list[tuple[str, str, int]]:
         """Weighted file edges ``(src, dst, weight)``, sorted, for one graph kind."""

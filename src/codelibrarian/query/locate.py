@@ -37,7 +37,7 @@ import re
 import sys
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..index.records import Chunk, ChunkHit
@@ -258,7 +258,10 @@ class _Graph:
     out-weight in that order; ``starts`` where each target's run of edges begins
     and ``targets`` that target. A step gathers every edge's share of its source's
     rank and sums each run with one ``reduceat``: the same additions in the same
-    order on every run, for any order of the stored edges.
+    order on every run, for any order of the stored edges. The shares and the ranks
+    are 32-bit floats: a step reads half the bytes (half a million edges at 20,000
+    files), and a rank's rounding error stays far below the part per million it is
+    rounded to (see :func:`pagerank`).
     """
 
     order: tuple[str, ...]
@@ -282,7 +285,7 @@ def _build_graph(order: tuple[str, ...], src: Any, dst: Any, weight: Any) -> _Gr
     # canonical inflow order: by target, then source, then weight (a total key on edges)
     canon = np.lexsort((wts, src, dst)) if len(src) else np.zeros(0, dtype=np.int64)
     src, dst, wts = src[canon], dst[canon], wts[canon]
-    norm = wts / out[src] if len(src) else np.zeros(0)
+    norm = (wts / out[src]).astype(np.float32) if len(src) else np.zeros(0, dtype=np.float32)
     starts = (
         np.flatnonzero(np.concatenate(([True], dst[1:] != dst[:-1])))
         if len(dst)
@@ -318,7 +321,10 @@ def pagerank(store: Storage, shared: dict[str, Any], seeds: Mapping[str, int]) -
     ``0.85 / 0.15`` times that step (the step map is an L1 contraction by 0.85), a
     few parts per million in all. Each step sums every node's inflows in the
     canonical edge order (:class:`_Graph`), so the floats, and the rounded answer,
-    are the same on every run and for any order of the stored edges.
+    are the same on every run and for any order of the stored edges. The steps run
+    in 32-bit floats (relative rounding 6e-8 an operation): a file's rank differs
+    from the 64-bit iteration's by a part per million at most where measured (20,000
+    files, 558,533 edges), and the per-mille graph signal not at all.
     """
     g = _graph(store, shared)
     if not g.order:
@@ -337,22 +343,22 @@ def _pagerank_ppm(g: _Graph, seeds: Mapping[str, int]) -> np.ndarray:
         if i is not None and seeds[name] > 0:
             p[i] = float(seeds[name])
     total = p.sum()
-    p = np.full(n, 1.0 / n) if total <= 0 else p / total
-    restart = 0.15 * p
+    p = (np.full(n, 1.0 / n) if total <= 0 else p / total).astype(np.float32)
+    restart = np.float32(0.15) * p
     r = p.copy()
-    along = np.empty(len(g.src), dtype=np.float64)  # each edge's share of its source's rank
-    flow = np.zeros(n, dtype=np.float64)
+    along = np.empty(len(g.src), dtype=np.float32)  # each edge's share of its source's rank
+    flow = np.zeros(n, dtype=np.float32)
     for _ in range(_PR_ITERATIONS):
         if len(along):
             np.take(r, g.src, out=along)
             np.multiply(along, g.norm, out=along)
             flow[g.targets] = np.add.reduceat(along, g.starts)
-        nxt = 0.85 * (flow + r[g.dangling].sum() * p) + restart
-        delta = float(np.abs(nxt - r).sum())
+        nxt = np.float32(0.85) * (flow + r[g.dangling].sum() * p) + restart
+        delta = float(np.abs(nxt - r).sum(dtype=np.float64))
         r = nxt
         if delta < PR_TOLERANCE:
             break
-    return np.rint(r * 1_000_000).astype(np.int64)
+    return np.rint(r.astype(np.float64) * 1_000_000).astype(np.int64)
 
 
 def _graph_signal(
@@ -443,17 +449,19 @@ def locate(
     # 1. retrieval
     text_raw: dict[str, int] = {}
     hits_by_file: dict[str, list[ChunkHit]] = {}
-    n_task = n_diff = 0
+    n_task = n_diff = n_common = 0
     if request.keywords and "text" not in off:
         query = " ".join(dict.fromkeys([*request.keywords, *sorted(terms - set(request.keywords))]))
         found = store.search(query, _TASK_HITS)
         n_task = len(found)
+        n_common = len(store.common_terms(query))
         for path, (score, items) in _file_scores(found).items():
             text_raw[path] = score
             hits_by_file[path] = items
     if request.diff_words and "diff_text" not in off:
         found = store.search(" ".join(request.diff_words), _DIFF_HITS)
         n_diff = len(found)
+        n_common += len(store.common_terms(" ".join(request.diff_words)))
         for path, (score, items) in _file_scores(found).items():
             text_raw[path] = text_raw.get(path, 0) + score * 3 // 5
             _merge_hits(hits_by_file, path, items)
@@ -498,7 +506,8 @@ def locate(
     stages.append(
         Stage(
             "retrieval",
-            f"BM25 {n_task} task hits, {n_diff} diff hits; {len(exact)} files define a "
+            f"BM25 {n_task} task hits, {n_diff} diff hits ({n_common} terms found in more than "
+            f"a quarter of the chunks left out); {len(exact)} files define a "
             f"named identifier; {len(quoted_chunks)} chunks quote the task",
         )
     )
@@ -705,10 +714,23 @@ def _layout(store: Storage, path: str, chunks: Sequence[Chunk] | None) -> _Layou
         bit = 1 << len(out)
         for word in _words(c.text):
             words[word] = words.get(word, 0) | bit
+        # scoring reads only the words: layouts stay small (built directly: ``replace``
+        # costs 7 us a chunk, and a first-seen file of a large repository has hundreds)
+        bare = Chunk(
+            c.chunk_id,
+            c.path,
+            c.start_line,
+            c.end_line,
+            c.symbol,
+            c.kind,
+            "",
+            c.tokens,
+            c.content_hash,
+        )
         out.append(
             _Part(
                 index,
-                replace(c, text=""),  # scoring reads only the words: layouts stay small
+                bare,
                 own,
                 frame,
                 _parts(c.symbol) if c.symbol else None,
