@@ -31,6 +31,7 @@ __all__ = [
     "print_json",
     "progress",
     "read_input",
+    "release_librarian",
     "report",
     "resolve_repo",
     "wants_json",
@@ -133,6 +134,17 @@ def open_librarian(root: Path) -> Any:
     lib = Librarian(root)
     kept_all[root] = lib
     return lib
+
+
+def release_librarian(lib: Any) -> None:
+    """Done with ``lib`` for this call: a resident server's kept instance releases its
+    index connection but keeps its freshness watch for the next call; any other
+    instance is closed."""
+    kept_all = _Kept.libraries
+    if kept_all is not None and any(kept is lib for kept in kept_all.values()):
+        lib.release()
+    else:
+        lib.close()
 
 
 def report(error: LibrarianError, *, as_json: bool = False) -> int:

@@ -467,5 +467,5 @@ def start_resident(
         with contextlib.suppress(Exception):
             lib = _common.open_librarian(root)
             lib.compose("warm up", as_of=int(time.time()), use_cache=False, record=False)
-            lib.close()
+            _common.release_librarian(lib)
     return server
