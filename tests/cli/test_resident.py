@@ -501,3 +501,23 @@ def test_a_warmed_server_answers_byte_identical_packs(repo: Path) -> None:
     assert warm.returncode == 0, warm.stderr
     assert _served(repo) == 1
     assert warm.stdout == alone.stdout
+
+
+def test_a_server_settles_its_kept_objects_out_of_the_collector() -> None:
+    """After start-up (and every few calls) a server freezes what it keeps and collects
+    its young objects less often; a re-settle frees garbage frozen before."""
+    code = (
+        "import gc\n"
+        "from codelibrarian.cli import resident_server as rs\n"
+        "class Cycle:\n"
+        "    def __init__(self): self.me = self\n"
+        "c = Cycle(); rs._settle(); frozen = gc.get_freeze_count()\n"
+        "assert frozen > 0 and gc.get_threshold()[0] >= rs._GC_YOUNG, gc.get_threshold()\n"
+        "import weakref; ref = weakref.ref(c); del c\n"
+        "gc.collect(); assert ref() is not None  # frozen: not collected\n"
+        "rs._resettle(); assert ref() is None  # re-settled: freed\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
