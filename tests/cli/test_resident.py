@@ -503,21 +503,31 @@ def test_a_warmed_server_answers_byte_identical_packs(repo: Path) -> None:
     assert warm.stdout == alone.stdout
 
 
+class _Cycle:
+    def __init__(self) -> None:
+        self.me = self
+
+
 def test_a_server_settles_its_kept_objects_out_of_the_collector() -> None:
     """After start-up (and every few calls) a server freezes what it keeps and collects
     its young objects less often; a re-settle frees garbage frozen before."""
-    code = (
-        "import gc\n"
-        "from codelibrarian.cli import resident_server as rs\n"
-        "class Cycle:\n"
-        "    def __init__(self): self.me = self\n"
-        "c = Cycle(); rs._settle(); frozen = gc.get_freeze_count()\n"
-        "assert frozen > 0 and gc.get_threshold()[0] >= rs._GC_YOUNG, gc.get_threshold()\n"
-        "import weakref; ref = weakref.ref(c); del c\n"
-        "gc.collect(); assert ref() is not None  # frozen: not collected\n"
-        "rs._resettle(); assert ref() is None  # re-settled: freed\n"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120
-    )
-    assert done.returncode == 0, done.stderr
+    import gc
+    import weakref
+
+    from codelibrarian.cli import resident_server
+
+    threshold = gc.get_threshold()
+    try:
+        kept = _Cycle()
+        ref = weakref.ref(kept)
+        resident_server._settle()
+        assert gc.get_freeze_count() > 0
+        assert gc.get_threshold()[0] >= resident_server._GC_YOUNG
+        del kept
+        gc.collect()
+        assert ref() is not None  # frozen with the kept objects: not collected
+        resident_server._resettle()
+        assert ref() is None  # re-settled: freed
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*threshold)
