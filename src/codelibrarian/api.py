@@ -268,6 +268,13 @@ class Librarian(RecordsPart, RunsPart, PlanningPart):
         """Release the index connection."""
         self._ws.close()
 
+    def release(self) -> None:
+        """Release the index connection between two calls of a long-lived process (a
+        resident server): the next call reopens it, as after :meth:`close`, but the
+        workspace's freshness watch stays armed, so that call need not run
+        ``git status`` when nothing changed. :meth:`close` ends the watch too."""
+        self._ws.close(keep_watch=True)
+
     def __enter__(self) -> Librarian:
         return self
 

@@ -41,7 +41,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from .workspace.secrets import SecretFinding, findings_of, is_sensitive_path, redact, scan_text
+from .workspace.secrets import (
+    SecretFinding,
+    findings_of,
+    is_sensitive_path,
+    redact,
+    scan_text,
+    scan_with_terms,
+)
 
 __all__ = [
     "GRAM",
@@ -58,6 +65,8 @@ _SOURCE_CACHE = 4096
 #: texts whose own findings are remembered (a resident server composes the same
 #: excerpts again and again; looking a text up costs a hash, scanning it a regex pass)
 _TEXT_CACHE = 2048
+#: recent texts whose lines and scan terms are kept, for a text of their lines scanned next
+_LINES_CACHE = 16
 _DIFF_FILE = re.compile(r"^diff --git a/(.*?) b/(.*)$")
 _PLUS_PATH = re.compile(r"^\+\+\+ (?:b/)?(.*)$")
 
@@ -149,6 +158,10 @@ class SecretGate:
         #: generation is the same string object on every call, whose hash Python keeps
         self._source_texts: OrderedDict[str, dict[str, str]] = OrderedDict()
         self._own: OrderedDict[str, tuple[SecretFinding, ...]] = OrderedDict()
+        #: the lines and scan terms of the most recent texts scanned: a text made of
+        #: some of their lines (a candidate's excerpt after its body) holds no term
+        #: they do not, so only theirs are searched for (every term is within a line)
+        self._lines: OrderedDict[str, tuple[frozenset[str], frozenset[str]]] = OrderedDict()
         self._spans = spans
 
     # ---------------------------------------------------------------- paths
@@ -188,14 +201,24 @@ class SecretGate:
     # ----------------------------------------------------------------- text
 
     def scan(
-        self, text: str, *, source: str | None = None, sources: Sequence[str] = ()
+        self,
+        text: str,
+        *,
+        source: str | None = None,
+        sources: Sequence[str] = (),
+        within: str | None = None,
     ) -> tuple[SecretFinding, ...]:
         """Secret spans in ``text``: its own findings, plus runs that lie inside a
         secret of ``source`` (the whole text ``text`` was cut from) or of any of
-        ``sources`` (the files a text quotes lines of)."""
+        ``sources`` (the files a text quotes lines of).
+
+        ``within``: a text scanned just before that likely holds every line of
+        ``text`` (a candidate's body, for its excerpt). Checked, never trusted: when
+        it does, the scan searches only for the terms found in it; the findings are
+        the same either way."""
         if not self.scanning or not text:
             return ()
-        own = self._own_findings(text)
+        own = self._own_findings(text, within)
         texts = [s for s in (source, *sources) if s is not None and s != text]
         grams: dict[str, str] = {}
         for src in texts:
@@ -218,11 +241,12 @@ class SecretGate:
         id: str = "",
         source: str | None = None,
         sources: Sequence[str] = (),
+        within: str | None = None,
         log: RedactionLog | None = None,
     ) -> str:
-        """``text`` with every secret span replaced by ``[REDACTED:<rule>]`` (``source`` /
-        ``sources``: see :meth:`scan`)."""
-        findings = self.scan(text, source=source, sources=sources)
+        """``text`` with every secret span replaced by ``[REDACTED:<rule>]`` (``source``,
+        ``sources``, ``within``: see :meth:`scan`)."""
+        findings = self.scan(text, source=source, sources=sources, within=within)
         if not findings:
             return text
         if log is not None:
@@ -308,13 +332,23 @@ class SecretGate:
         if self.scanning and source:
             self._source_grams_by_digest(source)
 
-    def _own_findings(self, text: str) -> tuple[SecretFinding, ...]:
-        """``scan_text(text)``, remembered for the most recent texts."""
+    def _own_findings(self, text: str, within: str | None = None) -> tuple[SecretFinding, ...]:
+        """``scan_text(text)``, remembered for the most recent texts (``within``: see
+        :meth:`scan`)."""
         found = self._own.get(text)
         if found is not None:
             self._own.move_to_end(text)
             return found
-        found = scan_text(text)
+        lines = text.split("\n")
+        terms = None
+        if within is not None:
+            known = self._lines.get(within)
+            if known is not None and known[0].issuperset(lines):
+                terms = known[1]
+        found, present = scan_with_terms(text, terms=terms)
+        self._lines[text] = (frozenset(lines), present)
+        if len(self._lines) > _LINES_CACHE:
+            self._lines.popitem(last=False)
         self._own[text] = found
         if len(self._own) > _TEXT_CACHE:
             self._own.popitem(last=False)

@@ -186,7 +186,9 @@ def _redact_candidate(
         new_hunks = []
         for h in hunks:
             joined = "\n".join(h.lines)
-            text = gate.clean(joined, surface="pack", kind="hunk", sources=sources, log=parts)
+            text = gate.clean(
+                joined, surface="pack", kind="hunk", sources=sources, within=body_in, log=parts
+            )
             new_hunks.append(
                 DiffHunk(h.header, tuple(text.split("\n")), h.timestamp) if text != joined else h
             )
@@ -201,7 +203,9 @@ def _redact_candidate(
     excerpt = cand.excerpt
     if excerpt:
         joined = "\n".join(text for _, text in excerpt)
-        text = gate.clean(joined, surface="pack", kind="excerpt", sources=sources, log=parts)
+        text = gate.clean(
+            joined, surface="pack", kind="excerpt", sources=sources, within=body_in, log=parts
+        )
         if text != joined:
             lines = text.split("\n")
             # a redaction that keeps the line count keeps the numbering; one that

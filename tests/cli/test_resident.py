@@ -501,3 +501,33 @@ def test_a_warmed_server_answers_byte_identical_packs(repo: Path) -> None:
     assert warm.returncode == 0, warm.stderr
     assert _served(repo) == 1
     assert warm.stdout == alone.stdout
+
+
+class _Cycle:
+    def __init__(self) -> None:
+        self.me = self
+
+
+def test_a_server_settles_its_kept_objects_out_of_the_collector() -> None:
+    """After start-up (and every few calls) a server freezes what it keeps and collects
+    its young objects less often; a re-settle frees garbage frozen before."""
+    import gc
+    import weakref
+
+    from codelibrarian.cli import resident_server
+
+    threshold = gc.get_threshold()
+    try:
+        kept = _Cycle()
+        ref = weakref.ref(kept)
+        resident_server._settle()
+        assert gc.get_freeze_count() > 0
+        assert gc.get_threshold()[0] >= resident_server._GC_YOUNG
+        del kept
+        gc.collect()
+        assert ref() is not None  # frozen with the kept objects: not collected
+        resident_server._resettle()
+        assert ref() is None  # re-settled: freed
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*threshold)

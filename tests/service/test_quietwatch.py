@@ -150,3 +150,47 @@ def test_a_refused_watch_arms_nothing(tmp_path: Path) -> None:
     plain = tmp_path / "plain"
     plain.mkdir()
     assert QuietWatch.arm(plain, [str(plain)]) is None  # not a git work tree
+
+
+def test_a_released_session_keeps_its_watch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A resident server releases its index connection after every call: the watch
+    stays armed across that (the next call runs no git), and ``close`` ends it."""
+    root = _repo(tmp_path)
+    kept = _quiet_session(root)
+    signature = kept.workspace_signature()
+    calls = _GitCalls(monkeypatch)
+    kept.close(keep_watch=True)
+    assert kept.workspace_signature() == signature
+    assert calls.n == 0
+    kept.close()
+    assert kept._quiet is None
+    assert kept.workspace_signature() == signature
+    assert calls.n == 1
+
+
+def test_the_cli_releases_only_a_kept_librarian(tmp_path: Path) -> None:
+    from codelibrarian.cli import _output
+
+    class _Lib:
+        def __init__(self) -> None:
+            self.root = tmp_path
+            self.done = ""
+
+        def release(self) -> None:
+            self.done = "released"
+
+        def close(self) -> None:
+            self.done = "closed"
+
+    kept, other = _Lib(), _Lib()
+    saved = _output._Kept.libraries
+    try:
+        _output._Kept.libraries = None
+        _output.release_librarian(other)
+        _output._Kept.libraries = {tmp_path: kept}
+        _output.release_librarian(kept)
+        assert (kept.done, other.done) == ("released", "closed")
+    finally:
+        _output._Kept.libraries = saved

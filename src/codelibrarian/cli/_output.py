@@ -32,6 +32,7 @@ __all__ = [
     "print_json",
     "progress",
     "read_input",
+    "release_librarian",
     "report",
     "resolve_repo",
     "run_reporting",
@@ -162,6 +163,17 @@ def run_reporting(argv: list[str], work: Callable[[], int]) -> int:
         return 130
     except Exception as exc:
         return internal_error(exc, as_json=wants_json(argv))
+
+
+def release_librarian(lib: Any) -> None:
+    """Done with ``lib`` for this call: a resident server's kept instance releases its
+    index connection but keeps its freshness watch for the next call; any other
+    instance is closed."""
+    kept_all = _Kept.libraries
+    if kept_all is not None and any(kept is lib for kept in kept_all.values()):
+        lib.release()
+    else:
+        lib.close()
 
 
 def report(error: LibrarianError, *, as_json: bool = False) -> int:

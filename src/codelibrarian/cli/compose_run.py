@@ -27,6 +27,7 @@ from ._output import (
     open_librarian,
     progress,
     read_input,
+    release_librarian,
     report,
     resolve_repo,
     run_reporting,
@@ -216,7 +217,7 @@ def run_compose(
                 reveal=reveal,
                 progress=_tick,
             )
-        lib.close()
+        release_librarian(lib)
     except LibrarianError as exc:
         return report(exc, as_json=as_json)
     err = _LazyConsole()  # rich loads only when there is something to say on stderr

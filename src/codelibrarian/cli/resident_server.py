@@ -263,6 +263,8 @@ class ResidentServer:
                 self._last = time.monotonic()
                 if self.served != served:  # a call ran (not a ping): the index may have moved
                     self._restart_warming()
+                    if self.served % _RESETTLE_EVERY == 0 and not _waiting(sock):
+                        _resettle()  # what calls kept (per-file tables) leaves the walks too
         finally:
             self._end_warming()
             self.close()
@@ -288,9 +290,7 @@ class ResidentServer:
         one step under way (one file's layout and scan)."""
         if self._warming is None or self._stop.is_set():
             return False
-        import select
-
-        if select.select([sock], [], [], 0)[0]:
+        if _waiting(sock):
             return False  # a call is waiting: it goes first
         with self._run_lock:
             try:
@@ -382,14 +382,44 @@ class ResidentServer:
             return {"code": code, "stdout": stdout.getvalue(), "stderr": stderr.getvalue()}
 
 
+#: container allocations between two young-generation collections in a server (the
+#: interpreter's default is 700): a compose allocates hundreds of thousands of short-lived
+#: containers, and each collection walks the young objects still alive
+_GC_YOUNG = 20_000
+
+
+#: calls between two idle-time collections that re-freeze what is kept (``_resettle``)
+_RESETTLE_EVERY = 16
+
+
+def _waiting(sock: socket.socket) -> bool:
+    """Whether a call is waiting on ``sock``."""
+    import select
+
+    return bool(select.select([sock], [], [], 0)[0])
+
+
+def _resettle() -> None:
+    """Between calls: collect everything (frozen objects too, so garbage frozen with
+    them is freed) and freeze what is left, as :func:`_settle` does at start-up."""
+    import gc
+
+    gc.unfreeze()
+    _settle()
+
+
 def _settle() -> None:
-    """After warming: collect once, then leave what is kept (the warm tables, long
-    lived) out of the cycle collector's later passes, which would otherwise walk all
-    of it again and again while a call composes."""
+    """After start-up and after warming: collect once, then leave what is kept (the
+    command set, the facade, the warm tables: long lived) out of the cycle collector's
+    later passes, which would otherwise walk all of it again and again while a call
+    composes; and collect the young generation less often. Only when garbage is
+    collected changes, never what a call answers."""
     import gc
 
     gc.collect()
     gc.freeze()
+    first, *older = gc.get_threshold()
+    gc.set_threshold(max(first, _GC_YOUNG), *older)
 
 
 @contextlib.contextmanager
@@ -467,5 +497,6 @@ def start_resident(
         with contextlib.suppress(Exception):
             lib = _common.open_librarian(root)
             lib.compose("warm up", as_of=int(time.time()), use_cache=False, record=False)
-            lib.close()
+            _common.release_librarian(lib)
+    _settle()
     return server

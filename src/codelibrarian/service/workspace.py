@@ -236,10 +236,15 @@ class WorkspaceSession:
             self._store = open_store(self.root)
         return self._store
 
-    def close(self) -> None:
-        """Release the index connection (and keep what the secret gate learned)."""
+    def close(self, *, keep_watch: bool = False) -> None:
+        """Release the index connection (and keep what the secret gate learned).
+
+        ``keep_watch``: a long-lived process (a resident server) that releases the
+        connection between calls keeps its freshness watch armed, so the next call
+        still knows without git whether the tree changed (``quietwatch.py``); the
+        watch stands for the tree, not for the connection."""
         self.save_scans()
-        if self._quiet is not None:
+        if self._quiet is not None and not keep_watch:
             self._quiet[0].close()
             self._quiet = None
         if self._store is not None:

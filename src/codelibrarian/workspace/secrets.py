@@ -42,7 +42,9 @@ __all__ = [
     "findings_of",
     "is_sensitive_path",
     "redact",
+    "scan_terms",
     "scan_text",
+    "scan_with_terms",
 ]
 
 # ---------------------------------------------------------------------------------------
@@ -458,10 +460,13 @@ _HEX_LENGTHS = frozenset({32, 40, 56, 64, 96, 128})
 _MAX_NAME = 100  # longest variable name considered; bounds the work inside long blobs
 
 
-def _find_generic(text: str, low: str) -> Iterator[_Hit]:
-    """``<name with password/secret/token/api_key/...> = "<random-looking value>"``."""
+def _find_generic(text: str, low: str, needles: Iterable[str] = _GENERIC_NEEDLES) -> Iterator[_Hit]:
+    """``<name with password/secret/token/api_key/...> = "<random-looking value>"``.
+
+    ``needles``: those of ``_GENERIC_NEEDLES`` to search for (the ones ``low`` holds,
+    when the caller knows; a needle that does not occur finds nothing)."""
     seen: set[int] = set()
-    for needle in _GENERIC_NEEDLES:
+    for needle in needles:
         pos = low.find(needle)
         while pos >= 0:
             # the identifier around the needle, found by the regex engine (C speed)
@@ -665,6 +670,20 @@ def _gate_literals() -> tuple[str, ...]:
     return tuple(sorted({g for rule in _compiled_rules() for g in rule.gate}))
 
 
+@lru_cache(maxsize=1)
+def _scan_terms() -> tuple[str, ...]:
+    """Every string whose presence a scan tests: the rules' gates and the generic
+    rule's needles. None holds a line break, so each occurrence lies within one line."""
+    return tuple(sorted({*_gate_literals(), *_GENERIC_NEEDLES}))
+
+
+def scan_terms(text: str) -> frozenset[str]:
+    """The scan terms (gate strings and generic needles) that occur in ``text``
+    lower-cased: what decides which rules a scan of ``text`` runs."""
+    low = _lower_aligned(text)
+    return frozenset(g for g in _scan_terms() if g in low)
+
+
 #: names of every content rule, for docs and configuration
 SECRET_RULES: tuple[str, ...] = (
     "anthropic_api_key", "aws_access_key_id", "aws_secret_access_key", "azure_sas_token",
@@ -689,17 +708,37 @@ def _lower_aligned(text: str) -> str:
     return "".join(c if len(c.lower()) != 1 else c.lower() for c in text)
 
 
-def scan_text(text: str) -> tuple[SecretFinding, ...]:
-    """Every secret in ``text``: findings sorted by position, overlapping spans merged."""
+def scan_text(text: str, *, terms: Iterable[str] | None = None) -> tuple[SecretFinding, ...]:
+    """Every secret in ``text``: findings sorted by position, overlapping spans merged.
+
+    ``terms``: scan terms that may occur in ``text`` (a superset of
+    ``scan_terms(text)``, e.g. those of a text holding every line of this one); only
+    they are searched for. The findings are the same as without it."""
+    return scan_with_terms(text, terms=terms)[0]
+
+
+def scan_with_terms(
+    text: str, *, terms: Iterable[str] | None = None
+) -> tuple[tuple[SecretFinding, ...], frozenset[str]]:
+    """:func:`scan_text`'s findings and the scan terms ``text`` holds
+    (:func:`scan_terms`; with ``terms`` given, those of them it holds)."""
     if not text:
-        return ()
+        return (), frozenset()
     low = _lower_aligned(text)
-    # one pass over the distinct gate strings, then a set test per rule: the same
-    # substring searches as testing each rule's gates, without a generator per rule
-    present = {g for g in _gate_literals() if g in low}
+    # one pass over the distinct gate strings and needles, then a set test per rule: the
+    # same substring searches as testing each rule's gates, without a generator per rule
+    present = frozenset(g for g in (_scan_terms() if terms is None else terms) if g in low)
+    return _scan(text, low, present), present
+
+
+def _scan(text: str, low: str, present: frozenset[str]) -> tuple[SecretFinding, ...]:
     hits: list[_Hit] = []
     for rule in _compiled_rules():
         if rule.gate and present.isdisjoint(rule.gate):
+            continue
+        if rule.find is _find_generic:
+            # the needles it would search for and not find find nothing
+            hits.extend(_find_generic(text, low, [n for n in _GENERIC_NEEDLES if n in present]))
             continue
         hits.extend(rule.find(text, low))
     if not hits:
