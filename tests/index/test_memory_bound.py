@@ -64,6 +64,7 @@ def _retained_after(root: Path) -> tuple[int, int]:
 def test_index_fills_no_query_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(tokenize, "_MEMO_MAX", 500)
     monkeypatch.setattr(tokenize, "_PARTS_MEMO", {})
+    monkeypatch.setattr(tokenize, "_PLAIN_MEMO", set())
     root = make_repo(tmp_path / "repo", _tree(40, 25, "Fill"))  # 3,000 distinct identifiers
     name_parts.cache_clear()
     base = get_tokenizer("gpt-4o")
@@ -76,6 +77,7 @@ def test_index_fills_no_query_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert isinstance(counter, BpeTokenizer)
     assert len(counter._cache) == 0
     assert 0 < len(tokenize._PARTS_MEMO) <= 500
+    assert 0 < len(tokenize._PLAIN_MEMO) <= 500
 
 
 def test_uncached_counts_equal_cached_ones() -> None:
@@ -96,6 +98,7 @@ def test_parse_results_do_not_depend_on_the_memo(
     write_files(root, _tree(3, 30, "Memo"))
     items = [(f"pkg/mod_{i:03d}.py", 0) for i in range(3)]
     monkeypatch.setattr(tokenize, "_PARTS_MEMO", {})
+    monkeypatch.setattr(tokenize, "_PLAIN_MEMO", set())
     monkeypatch.setattr(tokenize, "_MEMO_MAX", 0)
     without = parse_batch(str(root), items, 256)
     monkeypatch.setattr(tokenize, "_MEMO_MAX", 1_000_000)
@@ -109,6 +112,7 @@ def test_memory_left_after_an_index_does_not_grow_with_names(
 ) -> None:
     monkeypatch.setattr(tokenize, "_MEMO_MAX", 200)
     monkeypatch.setattr(tokenize, "_PARTS_MEMO", {})
+    monkeypatch.setattr(tokenize, "_PLAIN_MEMO", set())
     small = make_repo(tmp_path / "small", _tree(10, 20, "Small"))
     # 8x the names: 1,400 more symbol names, 4,200 more identifiers
     large = make_repo(tmp_path / "large", _tree(80, 20, "Large"))

@@ -53,8 +53,7 @@ def _is_specific(name: str) -> bool:
     )
 
 
-def name_weight(name: str, definers: int, count: int) -> int:
-    """Integer weight of ``count`` references to ``name`` defined in ``definers`` files."""
+def _multiplier(name: str, definers: int) -> int:
     mult = _BASE * 100
     if _is_specific(name):
         mult *= 10
@@ -62,7 +61,12 @@ def name_weight(name: str, definers: int, count: int) -> int:
         mult //= 10
     if definers > 5:
         mult //= 10
-    return max(1, mult * math.isqrt(100 * count) // 100)
+    return mult
+
+
+def name_weight(name: str, definers: int, count: int) -> int:
+    """Integer weight of ``count`` references to ``name`` defined in ``definers`` files."""
+    return max(1, _multiplier(name, definers) * math.isqrt(100 * count) // 100)
 
 
 def reference_edges(
@@ -74,11 +78,17 @@ def reference_edges(
     for name, path in definitions:
         definers[name].add(path)
     acc: dict[tuple[str, str], int] = defaultdict(int)
+    # ``name_weight`` with its name-dependent factor worked out once per name
+    # (a name is referenced from many files; the stdlib has ~10 references per name)
+    mults: dict[str, int] = {}
     for src, name, count in references:
         targets = definers.get(name)
         if not targets or len(targets) > MAX_DEFINERS:
             continue
-        w = name_weight(name, len(targets), int(count))
+        mult = mults.get(name)
+        if mult is None:
+            mult = mults[name] = _multiplier(name, len(targets))
+        w = max(1, mult * math.isqrt(100 * int(count)) // 100)
         for dst in targets:
             if dst != src:
                 acc[(src, dst)] += w

@@ -124,16 +124,33 @@ _V3: tuple[str, ...] = (
 )
 
 
+#: entries a ``symbol_part_rows`` memo holds before it is emptied
+_NAME_MEMO_MAX = 16_384
+
+
 def symbol_part_rows(
-    file_id: int, names: list[str] | tuple[str, ...]
+    file_id: int,
+    names: list[str] | tuple[str, ...],
+    memo: dict[str, frozenset[str]] | None = None,
 ) -> list[tuple[str, int, str]]:
     """The ``symbol_parts`` rows of one file: ``(part, file_id, ords)`` for each name part,
     ``ords`` the positions (space-separated, ascending) in the file's symbol list of
     the symbols whose name has that part, so two definitions of one name count twice,
-    as they do in ``symbols``."""
+    as they do in ``symbols``. ``memo`` (name -> parts), when given, is read and filled:
+    a cold build passes one for its duration (``__init__``, ``run``, ``test_*`` repeat
+    across files) and drops it at the end."""
     by_part: dict[str, list[int]] = {}
     for ord_, name in enumerate(names):
-        for part in name_parts_uncached(name):
+        if memo is None:
+            parts = name_parts_uncached(name)
+        else:
+            known = memo.get(name)
+            if known is None:
+                if len(memo) >= _NAME_MEMO_MAX:
+                    memo.clear()  # bounded: a few MiB in the indexing process
+                known = memo[name] = name_parts_uncached(name)
+            parts = known
+        for part in parts:
             by_part.setdefault(part, []).append(ord_)
     return [(part, file_id, " ".join(map(str, by_part[part]))) for part in sorted(by_part)]
 

@@ -165,6 +165,8 @@ class SqliteStore:
         self._df: dict[str, int] = {}
         self._df_gen: int | None = None
         self._df_total = 0
+        #: symbol name -> name parts, kept during ``bulk_load`` only (see ``symbol_part_rows``)
+        self._name_parts: dict[str, frozenset[str]] | None = None
         if not readonly:
             migrate(conn)
             create_secondary_indexes(conn)
@@ -745,7 +747,13 @@ class SqliteStore:
                 listed = row is not None and row[1] == 0
                 if row is not None and not listed:
                     _delete_file(conn, data.path)
-                _insert_file(conn, data, imports, file_id=row[0] if listed else None)
+                _insert_file(
+                    conn,
+                    data,
+                    imports,
+                    file_id=row[0] if listed else None,
+                    name_parts=self._name_parts,
+                )
 
     def delete_files(self, paths: Iterable[str]) -> None:
         with self.transaction() as conn:
@@ -777,9 +785,11 @@ class SqliteStore:
         """Write many files without secondary indexes, then build them once."""
         with self.transaction(bump=False) as conn:
             drop_secondary_indexes(conn)
+        self._name_parts = {}
         try:
             yield
         finally:
+            self._name_parts = None
             with self.transaction(bump=False) as conn:
                 create_secondary_indexes(conn)
 
@@ -822,8 +832,10 @@ def _insert_file(
     imports: Sequence[ImportRecord],
     *,
     file_id: int | None = None,
+    name_parts: dict[str, frozenset[str]] | None = None,
 ) -> None:
-    """The rows of one parsed file; ``file_id`` completes that listed row in place."""
+    """The rows of one parsed file; ``file_id`` completes that listed row in place.
+    ``name_parts`` is a cold build's memo for ``symbol_part_rows``."""
     values = (
         data.language,
         data.content_hash,
@@ -856,7 +868,7 @@ def _insert_file(
         assert fid is not None
         conn.executemany(
             "INSERT INTO symbol_parts(part, file_id, ords) VALUES (?, ?, ?)",
-            symbol_part_rows(fid, [s[0] for s in data.symbols]),
+            symbol_part_rows(fid, [s[0] for s in data.symbols], name_parts),
         )
     conn.executemany(
         "INSERT INTO refs(file_id, name, kind, count, lines) VALUES (?, ?, ?, ?, ?)",

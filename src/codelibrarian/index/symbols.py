@@ -88,11 +88,12 @@ def extract(
     imports: list[tuple[int, dict[str, str]]] = []
     ref_nodes: list[tuple[Any, str]] = []
     mains: dict[int, str | None] = {}
+    #: kind -> nodes of the references query (the most numerous captures)
+    ref_groups: list[tuple[str, list[Any]]] = []
     if refs_query is not None:
         for cap_name, nodes in QueryCursor(refs_query).captures(root).items():
             if cap_name.startswith("reference."):
-                kind = cap_name[10:]
-                ref_nodes.extend([(node, kind) for node in nodes])
+                ref_groups.append((cap_name[10:], nodes))
     for pattern, caps in QueryCursor(query).matches(root):
         if pattern in mains:
             main = mains[pattern]
@@ -137,18 +138,24 @@ def extract(
     # node's span only when the name is one a definition here has
     def_names = {name for _, _, name in defs}
     lines_of: dict[tuple[str, str], set[int]] = {}
-    for node, kind in ref_nodes:
-        raw: bytes = node.text
-        name = raw.decode("utf-8", "replace").strip()
-        if len(name) < 2:
-            continue
-        if name in def_names and (node.start_byte, node.end_byte) in def_name_nodes:
-            continue
-        ref_key = (name, kind)
-        ref_lines = lines_of.get(ref_key)
-        if ref_lines is None:
-            lines_of[ref_key] = ref_lines = set()
-        ref_lines.add(node.start_point[0] + 1)
+    # an identifier recurs many times in a file: decode each distinct one once
+    names_of: dict[bytes, str] = {}
+    ref_groups.extend([(kind, [node]) for node, kind in ref_nodes])  # from the matches
+    for kind, group in ref_groups:
+        for node in group:
+            text: bytes = node.text
+            used = names_of.get(text)
+            if used is None:
+                used = names_of[text] = text.decode("utf-8", "replace").strip()
+            if len(used) < 2:
+                continue
+            if used in def_names and (node.start_byte, node.end_byte) in def_name_nodes:
+                continue
+            ref_key = (used, kind)
+            ref_lines = lines_of.get(ref_key)
+            if ref_lines is None:
+                lines_of[ref_key] = ref_lines = set()
+            ref_lines.add(node.start_point[0] + 1)
     symbols = _resolve_parents(sorted(defs.values(), key=lambda d: (d.start, -d.end, d.name)))
     out_syms = tuple(
         Symbol(

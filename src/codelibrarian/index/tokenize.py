@@ -70,27 +70,46 @@ def identifiers(text: str) -> list[str]:
     return list(dict.fromkeys(_IDENT.findall(text)))
 
 
-#: ``ident -> parts`` for ``parts_text`` (a plain dict: called for every identifier
-#: of every chunk, where an ``lru_cache`` wrapper's bookkeeping costs more than the split)
+#: ``ident -> parts`` of compound identifiers, and the set of identifiers that have no
+#: parts (one word: ``self``, ``return``, ``x``), for ``parts_text``. Plain containers,
+#: not ``lru_cache``: it is called for every identifier of every chunk, where a cache
+#: wrapper's bookkeeping costs more than the split. Most identifiers of a chunk are
+#: plain, and a set difference (in C) drops the known ones before the Python loop.
+#: Each is emptied when it reaches ``_MEMO_MAX`` entries (a worker's recent files
+#: share their identifiers; what an old file left behind rarely helps).
 _PARTS_MEMO: dict[str, tuple[str, ...]] = {}
+_PLAIN_MEMO: set[str] = set()
 _MEMO_MAX = 16_384
 
 
 def parts_text(*texts: str) -> str:
     """The FTS ``parts`` column: the parts of every compound identifier, sorted, unique."""
     # no identifier spans a newline, so one scan of the joined texts finds the same set
-    idents = set(_IDENT.findall(texts[0] if len(texts) == 1 else "\n".join(texts)))
+    found = set(_IDENT.findall(texts[0] if len(texts) == 1 else "\n".join(texts)))
+    plain = _PLAIN_MEMO
     memo = _PARTS_MEMO
     seen: set[str] = set()
-    for ident in idents:
+    for ident in found - plain:
         parts = memo.get(ident)
         if parts is None:
             parts = _parts.__wrapped__(ident)
-            if len(memo) < _MEMO_MAX:
-                memo[ident] = parts
+            _remember(ident, parts)
         if parts:
             seen.update(parts)
     return " ".join(sorted(seen))
+
+
+def _remember(ident: str, parts: tuple[str, ...]) -> None:
+    if not _MEMO_MAX:
+        return
+    if parts:
+        if len(_PARTS_MEMO) >= _MEMO_MAX:
+            _PARTS_MEMO.clear()
+        _PARTS_MEMO[ident] = parts
+    else:
+        if len(_PLAIN_MEMO) >= _MEMO_MAX:
+            _PLAIN_MEMO.clear()
+        _PLAIN_MEMO.add(ident)
 
 
 def query_terms(query: str) -> list[str]:
