@@ -91,6 +91,18 @@ def test_a_small_repository_keeps_every_term(tmp_path: Path) -> None:
         assert found == _reference(store, "seldom everywhere", 100)
 
 
+def test_a_store_below_the_row_floor_counts_no_term(tmp_path: Path) -> None:
+    repo = _repo(tmp_path / "r")
+    index_workspace(repo)
+    with open_store(repo, readonly=True) as store:
+        seen: list[str] = []
+        store._conn.set_trace_callback(seen.append)
+        found = store.search("seldom everywhere walrus1", 100)
+        store._conn.set_trace_callback(None)
+        assert found == _reference(store, "seldom everywhere walrus1", 100)
+        assert not [q for q in seen if "count(*) FROM chunks_fts" in q]
+
+
 @pytest.mark.usefixtures("no_row_floor")
 def test_a_term_in_most_chunks_is_left_out_and_said_so(tmp_path: Path) -> None:
     repo = _repo(tmp_path / "r")

@@ -413,6 +413,8 @@ class SqliteStore:
             self._df.clear()
             self._df_gen = gen
             self._df_total = int(self._conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
+        if self._df_total <= COMMON_ROWS:
+            return []  # no term is in more rows than there are: nothing to count
         num, den = COMMON_SHARE
         out = []
         for t in terms:
