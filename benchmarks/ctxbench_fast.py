@@ -59,6 +59,21 @@ def _index_key() -> str:
     return h.hexdigest()[:12]
 
 
+def _checkout(run: Any, work: Path, commit: str) -> None:
+    """The harness's checkout, tried again after a pause when ``git clean`` fails (it
+    exits 1 when a folder it removes is not empty yet, e.g. while the file system
+    settles after the previous task's index was closed)."""
+    for attempt in range(3):
+        try:
+            run.checkout(str(work), commit)
+            return
+        except subprocess.CalledProcessError:
+            if attempt == 2:
+                raise
+            print(f"checkout of {commit[:10]} failed; trying again", file=sys.stderr)
+            time.sleep(2.0)
+
+
 def _prepare(lib: Any, work: Path, cache: Path, parent: str) -> float:
     """Index the snapshot, from a cached copy when there is one; seconds spent."""
     state = work / ".librarian"
@@ -199,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
             repo_rows: list[dict[str, Any]] = []
             index_s: list[float] = []
             for task in tasks:
-                run.checkout(str(work), task["parent"])
+                _checkout(run, work, task["parent"])
                 files = run.tracked_files(str(work))
                 contents = {}
                 for p in files:
