@@ -56,7 +56,7 @@ from ..workspace.skips import Attributes
 from ..workspace.state import State
 from . import graph
 from .blobcache import BlobCache
-from .gitblobs import clean_blob_ids
+from .gitblobs import GitEntry, git_entries
 from .health import BackgroundCheck, discard, quick_check
 from .imports import Resolver
 from .languages import language_for, load_queries
@@ -227,7 +227,7 @@ def _list(root: Path, cfg: Config, store: SqliteStore) -> _Listing:
 
     for rel in cands.unreadable_dirs:
         skip(rel, "unreadable", -1, -1)
-    to_look: list[tuple[str, int, int]] = []
+    to_look: list[tuple[str, os.stat_result]] = []
     for rel in cands.paths:
         st, reason = probe(root, real_root, rel, ws, attributes)
         if st is None:
@@ -243,14 +243,17 @@ def _list(root: Path, cfg: Config, store: SqliteStore) -> _Listing:
         if was is not None and was[1:] == (size, mtime):
             skip(rel, was[0], size, mtime)
             continue
-        to_look.append((rel, size, mtime))
+        to_look.append((rel, st))
     # many known files with new mtimes (a clone, a worktree, a seeded index): git's own
-    # index says which are unchanged without reading them (``gitblobs``)
-    moved = sum(1 for rel, _, _ in to_look if rel in known)
-    git_ids = clean_blob_ids(root) if moved >= GIT_IDS_MIN_FILES else {}
-    for rel, size, mtime in to_look:
+    # index says which are unchanged without reading them (``gitblobs``): those whose
+    # stat data, taken above, are what git recorded for their blob
+    moved = sum(1 for rel, _ in to_look if rel in known)
+    git_ids: dict[str, GitEntry] = git_entries(root) if moved >= GIT_IDS_MIN_FILES else {}
+    for rel, st in to_look:
+        size, mtime = st.st_size, st.st_mtime_ns
         old = known.get(rel)
-        if old is not None and old[1] == size and git_ids.get(rel) == old[0]:
+        entry = git_ids.get(rel)
+        if old is not None and entry is not None and entry.blob == old[0] and entry.holds(st):
             out.listed[rel] = mtime
             out.touched.append((rel, mtime))
             continue
