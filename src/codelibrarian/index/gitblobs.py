@@ -25,6 +25,7 @@ entries. Any git trouble, or an index rewritten while it is read, gives no ids.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,7 +39,7 @@ __all__ = ["CONVERTING_ATTRIBUTES", "GitEntry", "clean_blob_ids", "git_entries"]
 CONVERTING_ATTRIBUTES = frozenset(
     {"filter", "text", "eol", "crlf", "ident", "working-tree-encoding", "binary"}
 )
-_REGULAR = frozenset({"100644", "100755"})
+_REGULAR = frozenset({b"100644", b"100755"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,63 +115,46 @@ def git_entries(root: Path) -> dict[str, GitEntry]:
     return entries
 
 
+#: one entry of ``ls-files -s -v -z --debug``: ``TAG MODE ID STAGE\tPATH\0`` and five
+#: lines of the stat data git recorded (seconds:nanoseconds for the times)
+_ENTRY = re.compile(
+    rb"(\S+) (\d+) ([0-9a-f]+) (\d+)\t([^\0]*)\0"
+    rb"  ctime: (\d+):(\d+)\n  mtime: (\d+):(\d+)\n  dev: \d+\tino: (\d+)\n"
+    rb"  uid: \d+\tgid: \d+\n  size: (\d+)\tflags: [0-9a-f]+\n"
+)
+
+
 def _parse(out: bytes, *, written: int) -> dict[str, GitEntry]:
-    """The trusted entries of ``ls-files -s -v -z --debug`` output.
+    """The trusted entries of ``ls-files -s -v -z --debug`` output (``_ENTRY``).
 
-    Each entry is ``TAG MODE ID STAGE\\tPATH\\0`` followed by five lines of stat
-    data (``ctime: S:NS``, ``mtime: S:NS``, ``dev: N\\tino: N``, ``uid: N\\tgid:
-    N``, ``size: N\\tflags: X``). Output that does not read that way gives no
-    entries; ``written`` is the index file's mtime (racily clean records go).
+    Output that does not read that way from end to end gives no entries; ``written``
+    is the index file's mtime (racily clean records go).
     """
-    parts = out.split(b"\0")
-    heads = [parts[0]]
-    blocks: list[list[bytes]] = []
-    for chunk in parts[1:]:
-        lines = chunk.split(b"\n", 5)
-        if len(lines) != 6:
-            return {}
-        blocks.append(lines[:5])
-        heads.append(lines[5])
     entries: dict[str, GitEntry] = {}
-    for head, block in zip(heads, blocks, strict=False):
-        found = _entry(head, block, written)
-        if found is not None:
-            entries[found[0]] = found[1]
-    return entries
-
-
-def _entry(head: bytes, block: list[bytes], written: int) -> tuple[str, GitEntry] | None:
-    # "H 100644 <id> 0\tpath": H is a plain cached entry (lower case: assume-unchanged)
-    meta, sep, raw = head.partition(b"\t")
-    fields = meta.split()
-    if not sep or len(fields) != 4 or fields[0] != b"H" or fields[3] != b"0":
-        return None
-    if fields[1].decode("ascii", "replace") not in _REGULAR:
-        return None
-    stat: dict[bytes, bytes] = {}
-    for line in block:
-        for item in line.split(b"\t"):
-            key, _, value = item.strip().partition(b": ")
-            stat[key] = value
-    try:
-        path = raw.decode("utf-8")
-        entry = GitEntry(
-            blob=fields[2].decode("ascii"),
-            mtime_ns=_nanoseconds(stat[b"mtime"]),
-            ctime_ns=_nanoseconds(stat[b"ctime"]),
-            ino=int(stat[b"ino"]),
-            size=int(stat[b"size"]),
+    end = 0
+    for m in _ENTRY.finditer(out):
+        if m.start() != end:
+            return {}
+        end = m.end()
+        tag, mode, blob, stage, raw, cs, cn, ms, mn, ino, size = m.groups()
+        # H is a plain cached entry (lower case: assume-unchanged; S: skip-worktree)
+        if tag != b"H" or stage != b"0" or mode not in _REGULAR:
+            continue
+        mtime_ns = int(ms) * 1_000_000_000 + int(mn)
+        if mtime_ns >= written:
+            continue  # racily clean: a write in the same instant keeps this record
+        try:
+            path = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            continue
+        entries[path] = GitEntry(
+            blob.decode("ascii"),
+            mtime_ns,
+            int(cs) * 1_000_000_000 + int(cn),
+            int(ino),
+            int(size),
         )
-    except (KeyError, ValueError):  # UnicodeDecodeError is a ValueError
-        return None
-    if entry.mtime_ns >= written:
-        return None  # racily clean: a write in the same instant keeps this record
-    return path, entry
-
-
-def _nanoseconds(value: bytes) -> int:
-    seconds, _, nanos = value.partition(b":")
-    return int(seconds) * 1_000_000_000 + int(nanos)
+    return entries if end == len(out) else {}
 
 
 def _converted(root: Path, paths: list[str]) -> set[str]:

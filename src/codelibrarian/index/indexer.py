@@ -40,6 +40,7 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
@@ -316,6 +317,7 @@ def index_workspace(
     blobs = BlobCache.open(cfg.cache) if cache is _UNSET else cache
     assert blobs is None or isinstance(blobs, BlobCache)
     stage = on_stage or _quiet
+    warming: threading.Thread | None = None
     try:
         with WriterLock(db, command=command, timeout=timeout, on_wait=on_wait) as lock:
             notes: list[str] = []
@@ -329,6 +331,9 @@ def index_workspace(
             seeded = False
             if not db.exists() and blobs is not None:
                 stage("seed")
+                # the changed files' parse needs the tokenizer: it loads while the copy
+                # below waits on the file system (the workers fork after it, ``_warm``)
+                warming = _prewarm()
                 # the copy's quick_check runs while the files are listed (``_run_once``)
                 seeded = seed_from_sibling(root, db, blobs, key, check=False) is not None
                 if seeded:
@@ -339,7 +344,7 @@ def index_workspace(
                     stats = _run_once(
                         root, cfg, db, blobs, notes,
                         progress=progress, workers=workers, only=only, last=last, stage=stage,
-                        choose=choose, stamp=stamp, seed_check=seeded,
+                        choose=choose, stamp=stamp, seed_check=seeded, warming=warming,
                     )  # fmt: skip
                 except _UnsoundSeed as exc:
                     discard(db)
@@ -358,6 +363,8 @@ def index_workspace(
                 blobs.register_index(key, db)
                 blobs.finish()
     finally:
+        if warming is not None:
+            warming.join()
         if cache is _UNSET and blobs is not None:
             blobs.close()
     return replace(
@@ -384,6 +391,7 @@ def _run_once(
     stamp: str | None = None,
     last: bool = False,
     seed_check: bool = False,
+    warming: threading.Thread | None = None,
 ) -> IndexStats | None:
     """One pass over a sound database; None after discarding a damaged one (unless ``last``).
 
@@ -406,7 +414,7 @@ def _run_once(
             return _index(
                 root, cfg, store, blobs,
                 progress=progress, workers=workers, only=only, stage=stage,
-                choose=choose, stamp=stamp, seed_check=pending,
+                choose=choose, stamp=stamp, seed_check=pending, warming=warming,
             )  # fmt: skip
     except sqlite3.DatabaseError as exc:
         if pending is not None and (pending.problems() or _corrupt(exc)):
@@ -459,6 +467,7 @@ def _index(
     choose: ChooseFn | None = None,
     stamp: str | None = None,
     seed_check: BackgroundCheck | None = None,
+    warming: threading.Thread | None = None,
 ) -> IndexStats:
     stage("files")
     listing = _list(root, cfg, store)
@@ -501,6 +510,7 @@ def _index(
             n_workers=n_workers,
             progress=progress,
             blobs=blobs,
+            warming=warming,
         )
     if file_set_changed or store.meta("resolve_pending") == "1":
         stage("resolve")
@@ -565,9 +575,11 @@ def _parse_and_write(
     n_workers: int,
     progress: ProgressFn | None,
     blobs: BlobCache | None,
+    warming: threading.Thread | None = None,
 ) -> tuple[list[tuple[str, str]], int, int]:
     """Parse ``todo`` (cache first) and write each batch in its own transaction.
 
+    ``warming`` is a thread loading the tokenizer, joined before workers fork.
     Returns ``(parse errors, workers used, cache hits)``.
     """
     parse_errors: list[tuple[str, str]] = []
@@ -597,7 +609,7 @@ def _parse_and_write(
     tasks = [(str(root), [t for t in b if t[0] not in cached], max_tokens) for b in batches]
     pool: ParsePool | None = None
     if use_pool:
-        pool = ParsePool(n_workers, warm=lambda: _warm(missing))
+        pool = ParsePool(n_workers, warm=lambda: _warm(missing, warming))
         outcomes: Iterable[list[ParseOutcome]] = pool.ordered_map(parse_batch, tasks)
     else:
         outcomes = (parse_batch(*t) if t[1] else [] for t in tasks)
@@ -640,12 +652,28 @@ def _parse_and_write(
     return parse_errors, (n_workers if use_pool else 1), len(cached)
 
 
-def _warm(paths: Sequence[str]) -> None:
-    """Load the tokenizer and the grammars of ``paths`` (forked workers inherit them)."""
+def _warm(paths: Sequence[str], warming: threading.Thread | None = None) -> None:
+    """Load the tokenizer and the grammars of ``paths`` (forked workers inherit them);
+    a thread still loading the tokenizer (``_prewarm``) is waited for, never forked over."""
+    if warming is not None:
+        warming.join()
     get_tokenizer(TOKENIZER_MODEL).count("warm")
     for name in sorted({lang.name for lang in (language_for(p)[1] for p in paths) if lang}):
         with contextlib.suppress(Exception):  # a grammar that fails, fails in the worker
             load_queries(name)
+
+
+def _prewarm() -> threading.Thread:
+    """Load the tokenizer in a thread (it holds the interpreter, so it runs beside work
+    that waits on the file system or SQLite: the seed's copy, its check, git's listing)."""
+
+    def load() -> None:
+        with contextlib.suppress(Exception):  # a tokenizer that fails, fails at its use
+            get_tokenizer(TOKENIZER_MODEL).count("warm")
+
+    thread = threading.Thread(target=load, name="librarian-tokenizer", daemon=True)
+    thread.start()
+    return thread
 
 
 def _from_cache(
