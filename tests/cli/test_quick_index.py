@@ -115,7 +115,7 @@ def test_both_paths_print_the_same_bytes(tmp_path: Path, monkeypatch: pytest.Mon
 
 
 #: what a plain index run must not load: typer and the terminal renderer, and the
-#: compose side of the facade (composer, sources, secret rules)
+#: compose side of the facade (composer, sources, secret rules, retrieval)
 NOT_FOR_INDEX = (
     "typer",
     "click",
@@ -124,6 +124,7 @@ NOT_FOR_INDEX = (
     "codelibrarian.sources",
     "codelibrarian.gate",
     "codelibrarian.service.compose",
+    "codelibrarian.query.locate",
 )
 
 

@@ -40,9 +40,10 @@ from __future__ import annotations
 import contextlib
 import os
 import sqlite3
+import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -56,7 +57,7 @@ from ..workspace.skips import Attributes
 from ..workspace.state import State
 from . import graph
 from .blobcache import BlobCache
-from .gitblobs import clean_blob_ids
+from .gitblobs import GitEntry, git_entries
 from .health import BackgroundCheck, discard, quick_check
 from .imports import Resolver
 from .languages import language_for, load_queries
@@ -207,6 +208,9 @@ class _Listing:
     deleted: list[str] = field(default_factory=list)
     #: listed paths the index did not know before this run
     new: list[str] = field(default_factory=list)
+    #: ``path -> blob id`` of the listed files waiting to be parsed once this listing is
+    #: written (changed ones, and ones an earlier run listed but did not parse)
+    waiting: dict[str, str] = field(default_factory=dict)
 
 
 def _list(root: Path, cfg: Config, store: SqliteStore) -> _Listing:
@@ -227,7 +231,7 @@ def _list(root: Path, cfg: Config, store: SqliteStore) -> _Listing:
 
     for rel in cands.unreadable_dirs:
         skip(rel, "unreadable", -1, -1)
-    to_look: list[tuple[str, int, int]] = []
+    to_look: list[tuple[str, os.stat_result]] = []
     for rel in cands.paths:
         st, reason = probe(root, real_root, rel, ws, attributes)
         if st is None:
@@ -243,14 +247,17 @@ def _list(root: Path, cfg: Config, store: SqliteStore) -> _Listing:
         if was is not None and was[1:] == (size, mtime):
             skip(rel, was[0], size, mtime)
             continue
-        to_look.append((rel, size, mtime))
+        to_look.append((rel, st))
     # many known files with new mtimes (a clone, a worktree, a seeded index): git's own
-    # index says which are unchanged without reading them (``gitblobs``)
-    moved = sum(1 for rel, _, _ in to_look if rel in known)
-    git_ids = clean_blob_ids(root) if moved >= GIT_IDS_MIN_FILES else {}
-    for rel, size, mtime in to_look:
+    # index says which are unchanged without reading them (``gitblobs``): those whose
+    # stat data, taken above, are what git recorded for their blob
+    moved = sum(1 for rel, _ in to_look if rel in known)
+    git_ids: dict[str, GitEntry] = git_entries(root) if moved >= GIT_IDS_MIN_FILES else {}
+    for rel, st in to_look:
+        size, mtime = st.st_size, st.st_mtime_ns
         old = known.get(rel)
-        if old is not None and old[1] == size and git_ids.get(rel) == old[0]:
+        entry = git_ids.get(rel)
+        if old is not None and entry is not None and entry.blob == old[0] and entry.holds(st):
             out.listed[rel] = mtime
             out.touched.append((rel, mtime))
             continue
@@ -267,6 +274,8 @@ def _list(root: Path, cfg: Config, store: SqliteStore) -> _Listing:
         out.changed.append((rel, label, digest, len(data), mtime, _lines(data)))
     out.deleted = sorted(set(known) - set(out.listed))
     out.new = [r[0] for r in out.changed if r[0] not in known]
+    out.waiting = {p: k[0] for p, k in known.items() if k[3] < 2 and p in out.listed}
+    out.waiting.update((r[0], r[2]) for r in out.changed)
     out.skip_gone = sorted(set(skipped_known) - still_skipped)
     return out
 
@@ -313,6 +322,7 @@ def index_workspace(
     blobs = BlobCache.open(cfg.cache) if cache is _UNSET else cache
     assert blobs is None or isinstance(blobs, BlobCache)
     stage = on_stage or _quiet
+    warming: threading.Thread | None = None
     try:
         with WriterLock(db, command=command, timeout=timeout, on_wait=on_wait) as lock:
             notes: list[str] = []
@@ -326,6 +336,9 @@ def index_workspace(
             seeded = False
             if not db.exists() and blobs is not None:
                 stage("seed")
+                # the changed files' parse needs the tokenizer: it loads while the copy
+                # below waits on the file system (the workers fork after it, ``_warm``)
+                warming = _prewarm()
                 # the copy's quick_check runs while the files are listed (``_run_once``)
                 seeded = seed_from_sibling(root, db, blobs, key, check=False) is not None
                 if seeded:
@@ -336,7 +349,7 @@ def index_workspace(
                     stats = _run_once(
                         root, cfg, db, blobs, notes,
                         progress=progress, workers=workers, only=only, last=last, stage=stage,
-                        choose=choose, stamp=stamp, seed_check=seeded,
+                        choose=choose, stamp=stamp, seed_check=seeded, warming=warming,
                     )  # fmt: skip
                 except _UnsoundSeed as exc:
                     discard(db)
@@ -355,6 +368,8 @@ def index_workspace(
                 blobs.register_index(key, db)
                 blobs.finish()
     finally:
+        if warming is not None:
+            warming.join()
         if cache is _UNSET and blobs is not None:
             blobs.close()
     return replace(
@@ -381,6 +396,7 @@ def _run_once(
     stamp: str | None = None,
     last: bool = False,
     seed_check: bool = False,
+    warming: threading.Thread | None = None,
 ) -> IndexStats | None:
     """One pass over a sound database; None after discarding a damaged one (unless ``last``).
 
@@ -403,7 +419,7 @@ def _run_once(
             return _index(
                 root, cfg, store, blobs,
                 progress=progress, workers=workers, only=only, stage=stage,
-                choose=choose, stamp=stamp, seed_check=pending,
+                choose=choose, stamp=stamp, seed_check=pending, warming=warming,
             )  # fmt: skip
     except sqlite3.DatabaseError as exc:
         if pending is not None and (pending.problems() or _corrupt(exc)):
@@ -456,49 +472,76 @@ def _index(
     choose: ChooseFn | None = None,
     stamp: str | None = None,
     seed_check: BackgroundCheck | None = None,
+    warming: threading.Thread | None = None,
 ) -> IndexStats:
     stage("files")
     listing = _list(root, cfg, store)
     if seed_check is not None and (problems := seed_check.problems()):
         raise _UnsoundSeed(problems[0])  # nothing written yet: the copy is discarded
-    file_set_changed = bool(listing.deleted) or bool(listing.new)
-    if file_set_changed:
-        store.set_meta({"resolve_pending": "1"})
-    if listing.deleted:
-        store.delete_files(listing.deleted)
-    store.set_skipped(listing.skip_rows, listing.skip_gone)
-    if listing.touched:
-        store.touch_files(listing.touched)
-    store.list_files(listing.changed, new=listing.new)
-
     listed = listing.listed
-    pending = [p for p in store.pending_paths() if p in listed]
-    wanted: set[str] | None = None
-    if only is not None:
-        wanted = set(only)
-    elif choose is not None:
-        wanted = set(choose(pending))
-    todo_paths = pending if wanted is None else [p for p in pending if p in wanted]
-    todo = [(p, listed[p]) for p in todo_paths]
-    resolver = Resolver(listed, _go_modules(root, sorted(listed)))
     cores = os.cpu_count() or 1
     # more workers than cores only costs memory: a configured count is capped at the cores
     n_workers = workers or min(cfg.index.workers, cores) or cores
-    stage("parse")
-    # a cold build (nothing parsed yet, everything to do): no secondary indexes
-    # until the end; answer-first and background runs keep them for their readers
-    cold = len(todo) >= _BULK_FILES and len(todo) == len(listed) and wanted is None
-    with store.bulk_load() if cold else contextlib.nullcontext():
-        parse_errors, used, hits = _parse_and_write(
-            store,
+    max_tokens = cfg.index.chunk_max_tokens
+    early: _Parse | None = None
+    if only is None and choose is None:
+        # every waiting file is parsed this run: the workers start on them now and parse
+        # while this process writes the listing (a parse reads files, never the index)
+        early = _Parse.start(
             root,
-            todo,
-            resolver=resolver,
-            max_tokens=cfg.index.chunk_max_tokens,
+            [(p, listed[p]) for p in sorted(listing.waiting)],
+            listing.waiting,
+            max_tokens=max_tokens,
             n_workers=n_workers,
-            progress=progress,
             blobs=blobs,
+            warming=warming,
         )
+    try:
+        file_set_changed = bool(listing.deleted) or bool(listing.new)
+        if file_set_changed:
+            store.set_meta({"resolve_pending": "1"})
+        if listing.deleted:
+            store.delete_files(listing.deleted)
+        store.set_skipped(listing.skip_rows, listing.skip_gone)
+        if listing.touched:
+            store.touch_files(listing.touched)
+        store.list_files(listing.changed, new=listing.new)
+
+        pending = [p for p in store.pending_paths() if p in listed]
+        wanted: set[str] | None = None
+        if only is not None:
+            wanted = set(only)
+        elif choose is not None:
+            wanted = set(choose(pending))
+        todo_paths = pending if wanted is None else [p for p in pending if p in wanted]
+        todo = [(p, listed[p]) for p in todo_paths]
+        if early is not None and early.todo != todo:  # not expected: parse what is written
+            early.stop()
+            early = None
+        resolver = Resolver(listed, _go_modules(root, sorted(listed)))
+        stage("parse")
+        # a cold build (nothing parsed yet, everything to do): no secondary indexes
+        # until the end; answer-first and background runs keep them for their readers
+        cold = len(todo) >= _BULK_FILES and len(todo) == len(listed) and wanted is None
+        with store.bulk_load() if cold else contextlib.nullcontext():
+            if early is None:
+                states = store.file_states([p for p, _ in todo]) if len(todo) < 512 else None
+                states = states if states is not None else store.file_states()
+                early = _Parse.start(
+                    root,
+                    todo,
+                    {p: states[p][0] for p, _ in todo if p in states},
+                    max_tokens=max_tokens,
+                    n_workers=n_workers,
+                    blobs=blobs,
+                    warming=warming,
+                )
+            parse_errors = early.write(store, resolver=resolver, progress=progress, blobs=blobs)
+    except BaseException:
+        if early is not None:
+            early.stop()
+        raise
+    used, hits = early.used, len(early.cached)
     if file_set_changed or store.meta("resolve_pending") == "1":
         stage("resolve")
         _reresolve(store, resolver)
@@ -552,6 +595,121 @@ def _run_derived(root: Path, store: SqliteStore, cfg: Config) -> list[str]:
 # ------------------------------------------------------------------ stage 2: parse
 
 
+@dataclass(slots=True)
+class _Parse:
+    """One run's parse: cached parses looked up, the rest handed to the workers (or
+    parsed here, for a few files) as soon as ``start`` returns; ``write`` stores each
+    batch in its own transaction, in ``todo`` order."""
+
+    todo: list[tuple[str, int]]
+    root: Path
+    max_tokens: int
+    batches: list[list[tuple[str, int]]]
+    cached: dict[str, bytes]
+    outcomes: Iterator[list[ParseOutcome]]
+    pool: ParsePool | None
+    used: int
+
+    @classmethod
+    def start(
+        cls,
+        root: Path,
+        todo: Sequence[tuple[str, int]],
+        hashes: Mapping[str, str],
+        *,
+        max_tokens: int,
+        n_workers: int,
+        blobs: BlobCache | None,
+        warming: threading.Thread | None = None,
+    ) -> _Parse:
+        """``hashes`` holds the blob id of each path in ``todo`` (the cache's key);
+        ``warming`` is a thread loading the tokenizer, joined before workers fork."""
+        keys = {p: cache_key(hashes[p], p, max_tokens) for p, _ in todo if p in hashes}
+        cached: dict[str, bytes] = {}
+        if blobs is not None and keys:
+            found = blobs.get_many(sorted(set(keys.values())))
+            cached = {p: found[k] for p, k in keys.items() if k in found}
+        missing = [p for p, _ in todo if p not in cached]
+        use_pool = n_workers > 1 and len(missing) >= POOL_MIN_FILES
+        # a few dozen files (a second checkout's changes) are shared out over the workers
+        # in several batches each rather than filling one batch, so this process writes
+        # the first batches while the workers parse the last ones; batches only group
+        # commits, never change a row
+        size = (
+            min(_BATCH_FILES, -(-len(todo) // (n_workers * _BATCHES_PER_WORKER)))
+            if use_pool
+            else _BATCH_FILES
+        )
+        batches = list(_batches(todo, size))
+        tasks = [(str(root), [t for t in b if t[0] not in cached], max_tokens) for b in batches]
+        pool: ParsePool | None = None
+        if use_pool:
+            pool = ParsePool(n_workers, warm=lambda: _warm(missing, warming))
+            outcomes: Iterator[list[ParseOutcome]] = pool.ordered_map(parse_batch, tasks)
+        else:
+            outcomes = (parse_batch(*t) if t[1] else [] for t in tasks)
+        return cls(
+            list(todo), root, max_tokens, batches, cached, outcomes, pool,
+            n_workers if use_pool else 1,
+        )  # fmt: skip
+
+    def write(
+        self,
+        store: SqliteStore,
+        *,
+        resolver: Resolver,
+        progress: ProgressFn | None,
+        blobs: BlobCache | None,
+    ) -> list[tuple[str, str]]:
+        """Store every batch as its parse arrives; returns the parse errors."""
+        parse_errors: list[tuple[str, str]] = []
+        if progress:
+            progress(0, len(self.todo))
+        done = 0
+        try:
+            for batch, parsed in zip(self.batches, self.outcomes, strict=True):
+                by_path = {o[0]: o for o in parsed}
+                rows: list[tuple[FileData, list[ImportRecord]]] = []
+                vanished: list[str] = []
+                fresh: list[tuple[str, bytes]] = []
+                for path, mtime in batch:
+                    data = _from_cache(
+                        path, mtime, self.cached.get(path), self.root, self.max_tokens
+                    )
+                    if data is None:
+                        outcome = by_path[path]
+                        if len(outcome) == 2:
+                            vanished.append(path)
+                            continue
+                        payload = outcome[2]
+                        data = decode_result(path, mtime, payload)
+                        fresh.append((cache_key(data.content_hash, path, self.max_tokens), payload))
+                    rows.append((data, _resolve(resolver, data)))
+                    if data.parse_error:
+                        parse_errors.append((path, data.parse_error))
+                store.write_files(rows)
+                if vanished:
+                    store.delete_files(vanished)
+                if blobs is not None:
+                    blobs.put_many(fresh)
+                done += len(batch)
+                if progress:
+                    progress(done, len(self.todo))
+        except BaseException:
+            self.stop()
+            raise
+        if self.pool is not None:
+            self.pool.close()
+            self.pool = None
+        return parse_errors
+
+    def stop(self) -> None:
+        """Kill the workers now (an interrupted run, or a parse not wanted after all)."""
+        if self.pool is not None:
+            self.pool.stop()
+            self.pool = None
+
+
 def _parse_and_write(
     store: SqliteStore,
     root: Path,
@@ -560,89 +718,43 @@ def _parse_and_write(
     resolver: Resolver,
     max_tokens: int,
     n_workers: int,
-    progress: ProgressFn | None,
     blobs: BlobCache | None,
-) -> tuple[list[tuple[str, str]], int, int]:
-    """Parse ``todo`` (cache first) and write each batch in its own transaction.
-
-    Returns ``(parse errors, workers used, cache hits)``.
-    """
-    parse_errors: list[tuple[str, str]] = []
-    if progress:
-        progress(0, len(todo))
-    if not todo:
-        return parse_errors, 1, 0
-    states = store.file_states([p for p, _ in todo]) if len(todo) < 512 else store.file_states()
-    keys = {p: cache_key(states[p][0], p, max_tokens) for p, _ in todo if p in states}
-    cached: dict[str, bytes] = {}
-    if blobs is not None:
-        found = blobs.get_many(sorted(set(keys.values())))
-        cached = {p: found[k] for p, k in keys.items() if k in found}
-    missing = [p for p, _ in todo if p not in cached]
-    misses = len(missing)
-    use_pool = n_workers > 1 and misses >= POOL_MIN_FILES
-    # a few dozen files (a second checkout's changes) are shared out over the workers in
-    # several batches each rather than filling one batch, so this process writes the
-    # first batches while the workers parse the last ones; batches only group commits,
-    # never change a row
-    size = (
-        min(_BATCH_FILES, -(-len(todo) // (n_workers * _BATCHES_PER_WORKER)))
-        if use_pool
-        else _BATCH_FILES
+) -> list[tuple[str, str]]:
+    """Parse ``todo`` (cache first) and write each batch; returns the parse errors."""
+    states = store.file_states([p for p, _ in todo])
+    run = _Parse.start(
+        root,
+        todo,
+        {p: s[0] for p, s in states.items()},
+        max_tokens=max_tokens,
+        n_workers=n_workers,
+        blobs=blobs,
     )
-    batches = list(_batches(todo, size))
-    tasks = [(str(root), [t for t in b if t[0] not in cached], max_tokens) for b in batches]
-    pool: ParsePool | None = None
-    if use_pool:
-        pool = ParsePool(n_workers, warm=lambda: _warm(missing))
-        outcomes: Iterable[list[ParseOutcome]] = pool.ordered_map(parse_batch, tasks)
-    else:
-        outcomes = (parse_batch(*t) if t[1] else [] for t in tasks)
-    done = 0
-    try:
-        for batch, parsed in zip(batches, outcomes, strict=True):
-            by_path = {o[0]: o for o in parsed}
-            rows: list[tuple[FileData, list[ImportRecord]]] = []
-            vanished: list[str] = []
-            fresh: list[tuple[str, bytes]] = []
-            for path, mtime in batch:
-                data = _from_cache(path, mtime, cached.get(path), root, max_tokens)
-                if data is None:
-                    outcome = by_path[path]
-                    if len(outcome) == 2:
-                        vanished.append(path)
-                        continue
-                    payload = outcome[2]
-                    data = decode_result(path, mtime, payload)
-                    fresh.append((cache_key(data.content_hash, path, max_tokens), payload))
-                rows.append((data, _resolve(resolver, data)))
-                if data.parse_error:
-                    parse_errors.append((path, data.parse_error))
-            store.write_files(rows)
-            if vanished:
-                store.delete_files(vanished)
-            if blobs is not None:
-                blobs.put_many(fresh)
-            done += len(batch)
-            if progress:
-                progress(done, len(todo))
-    except BaseException:
-        if pool is not None:
-            pool.stop()
-            pool = None
-        raise
-    finally:
-        if pool is not None:
-            pool.close()
-    return parse_errors, (n_workers if use_pool else 1), len(cached)
+    return run.write(store, resolver=resolver, progress=None, blobs=blobs)
 
 
-def _warm(paths: Sequence[str]) -> None:
-    """Load the tokenizer and the grammars of ``paths`` (forked workers inherit them)."""
+def _warm(paths: Sequence[str], warming: threading.Thread | None = None) -> None:
+    """Load the tokenizer and the grammars of ``paths`` (forked workers inherit them);
+    a thread still loading the tokenizer (``_prewarm``) is waited for, never forked over."""
+    if warming is not None:
+        warming.join()
     get_tokenizer(TOKENIZER_MODEL).count("warm")
     for name in sorted({lang.name for lang in (language_for(p)[1] for p in paths) if lang}):
         with contextlib.suppress(Exception):  # a grammar that fails, fails in the worker
             load_queries(name)
+
+
+def _prewarm() -> threading.Thread:
+    """Load the tokenizer in a thread (it holds the interpreter, so it runs beside work
+    that waits on the file system or SQLite: the seed's copy, its check, git's listing)."""
+
+    def load() -> None:
+        with contextlib.suppress(Exception):  # a tokenizer that fails, fails at its use
+            get_tokenizer(TOKENIZER_MODEL).count("warm")
+
+    thread = threading.Thread(target=load, name="librarian-tokenizer", daemon=True)
+    thread.start()
+    return thread
 
 
 def _from_cache(
@@ -735,7 +847,6 @@ def _update(root: Path, paths: list[str], cfg: Config, store: SqliteStore) -> Up
         resolver=resolver,
         max_tokens=cfg.index.chunk_max_tokens,
         n_workers=1,
-        progress=None,
         blobs=None,
     )
     if set_changed:

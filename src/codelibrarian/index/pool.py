@@ -82,22 +82,29 @@ class ParsePool:
     def ordered_map(
         self, fn: Callable[..., T], tasks: Iterable[tuple[Any, ...]], *, window: int = 0
     ) -> Iterator[T]:
-        """``fn(*task)`` for each task, in order, with at most ``window`` pending."""
+        """``fn(*task)`` for each task, in order, with at most ``window`` pending.
+
+        The first ``window`` tasks are submitted before this returns (the workers start
+        on them while the caller does other work), the rest as results are taken.
+        """
         limit = window or 2 * self.workers
         pending: deque[Future[T]] = deque()
         it = iter(tasks)
-        exhausted = False
-        while True:
-            while not exhausted and len(pending) < limit:
-                try:
-                    task = next(it)
-                except StopIteration:
-                    exhausted = True
-                    break
+
+        def fill() -> None:
+            while len(pending) < limit:
+                task = next(it, None)
+                if task is None:
+                    return
                 pending.append(self._pool.submit(fn, *task))
-            if not pending:
-                return
-            yield pending.popleft().result()
+
+        def results() -> Iterator[T]:
+            while pending:
+                yield pending.popleft().result()
+                fill()
+
+        fill()
+        return results()
 
     def stop(self) -> None:
         """Kill the workers now and drop pending work (an interrupted run)."""

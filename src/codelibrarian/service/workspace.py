@@ -71,6 +71,8 @@ def check_text(value: str, what: str) -> str:
 
 def _ablated(value: str) -> frozenset[str]:
     """Retrieval signals switched off by ``LIBRARIAN_ABLATE`` (the ablation benchmark)."""
+    if not value.strip():
+        return frozenset()  # the usual case: no import of the retrieval module for it
     from ..query.locate import SIGNALS
 
     names = frozenset(n.strip() for n in value.split(",") if n.strip())
