@@ -21,7 +21,8 @@ The retrieval stack shared by ``compose`` (the retrieved and structure lanes) an
 
 Every signal can be switched off by name (``LocateRequest.off``, used by the
 ablation benchmark): ``text``, ``path``, ``graph``, ``names``, ``quoted``,
-``cochange``, ``callers``, ``diff_text``, ``span_names``, ``span_body``.
+``cochange``, ``callers``, ``diff_text``, ``span_names``, ``span_body``, and
+``coedit`` (applied after locate, by ``sources/ranking.py``).
 
 Scores are integers and every order has a total key ending in a path or id.
 Weights were fitted on the tuning repositories of benchmarks/ctxbench.md
@@ -76,6 +77,7 @@ SIGNALS: tuple[str, ...] = (
     "diff_text",
     "span_names",
     "span_body",
+    "coedit",
 )
 
 #: per-mille file weights without and with a diff (fitted, see the module docstring)

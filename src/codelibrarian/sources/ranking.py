@@ -7,6 +7,8 @@ and the names of the definitions its hunks touch — and runs
 :func:`~codelibrarian.query.locate.locate` once per composition. Rule and
 constraint documents (the rules and policy lanes carry them) and changed files
 (the local lane carries them) are left out; sensitive paths are reported apart.
+Without a change, the files below the first places that git history changed
+together with the best one then move up (:func:`coedit_rerank`, signal ``coedit``).
 
 ``LIBRARIAN_ABLATE`` (read by the service, passed in ``ctx.config``-free form as
 ``ctx.memo["ablate"]``) switches named signals off for the ablation benchmark.
@@ -16,12 +18,14 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from dataclasses import replace
 
 from ..query.locate import (
     Located,
     LocatedFile,
     LocateRequest,
+    Stage,
     is_test_path,
     locate,
     rank_spans,
@@ -32,9 +36,13 @@ from .base import SourceContext
 from .rules import find_rule_files
 
 __all__ = [
+    "COEDIT_LEADS",
+    "COEDIT_PERMILLE",
     "FileRank",
     "Ranking",
     "changed_names",
+    "coedit_partners",
+    "coedit_rerank",
     "diff_identifiers",
     "is_code",
     "is_test_path",
@@ -58,6 +66,22 @@ _CODE_TEXT = """
     """
 _CODE_WORDS = frozenset(_CODE_TEXT.split())
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
+
+#: tasks without a change: how many of the best files lead the co-edit signal, and how
+#: much a file's sort key gains at full co-edit strength; see :func:`coedit_rerank`
+#: (fitted on the tuning split of benchmarks/ctxbench.md, checked on its dev2 split)
+COEDIT_LEADS = 1
+COEDIT_PERMILLE = 100
+#: the fewest shared commits that count as co-editing
+COEDIT_MIN = 1
+#: the co-edit signal moves files in the order but leaves the scores where they were
+COEDIT_ORDER_ONLY = True
+#: the first places the co-edit signal never changes (the task's own words decide them)
+COEDIT_KEEP = 3
+#: packs below this many tokens only: there the first 8 files get spans and a place among
+#: them is what counts; at 8,000 tokens 20 files do, and the moves reshuffled their shares
+#: (tuning split +0.020 edit recall at 8,000, dev2 split -0.015: not general)
+COEDIT_BELOW_BUDGET = 4000
 
 
 def is_code(ctx: SourceContext, path: str) -> bool:
@@ -156,12 +180,100 @@ def rank_files(ctx: SourceContext) -> Ranking:
     if ctx.store is None:
         ranking = Located((), (), {}, ())
     else:
-        ranking = locate(
-            ctx.store,
-            request_for(ctx),
-            ctx.memo.setdefault("shared", {}),
-            has_file=ctx.has_file,
-            sensitive=ctx.sensitive,
-        )
+        shared = ctx.memo.setdefault("shared", {})
+        request = request_for(ctx)
+        ranking = locate(ctx.store, request, shared, has_file=ctx.has_file, sensitive=ctx.sensitive)
+        if (
+            request.mode == "intent"
+            and "coedit" not in request.off
+            and ctx.budget < COEDIT_BELOW_BUDGET
+        ):
+            partners = shared.get("ranking.coedit")
+            if partners is None:
+                partners = shared["ranking.coedit"] = coedit_partners(ctx.store.edges("cochange"))
+            ranking = coedit_rerank(ranking, partners)
     ctx.memo["ranking"] = ranking
     return ranking
+
+
+def coedit_partners(edges: Iterable[tuple[str, str, int]]) -> dict[str, dict[str, int]]:
+    """The co-change pairs by file: ``{path: {partner: shared commits}}`` (built once
+    per index generation)."""
+    out: dict[str, dict[str, int]] = {}
+    for a, b, w in edges:
+        if a != b and w > 0:
+            out.setdefault(a, {})[b] = w
+    return out
+
+
+def coedit_rerank(
+    ranking: Located,
+    partners: Mapping[str, Mapping[str, int]],
+    *,
+    leads: int | None = None,
+    permille: int | None = None,
+    order_only: bool | None = None,
+    keep: int | None = None,
+) -> Located:
+    """Move up the code files the git history edits together with the best ones.
+
+    The ``leads`` best files are where the task's words point; a file that
+    changed in the same commits as they did (``partners``: the index's co-change
+    pairs by file, weighted by shared commits) is often part of the same edit:
+    the second formatter of a format change, the module that re-exports a new
+    name. Below the first ``keep`` places (default :data:`COEDIT_KEEP`, at
+    least the leads), each code file's sort key gains ``permille`` × its
+    co-edit strength / 1000 (its commits shared with the leads, per mille of the
+    most any ranked code file below the kept places shares); the files are re-ordered by
+    that key, then path. With ``order_only`` (default :data:`COEDIT_ORDER_ONLY`)
+    each place keeps the score it had, so a moved file takes a place, not a
+    larger share of the budget. The kept places keep their files and scores. Integer
+    arithmetic only. The strength is recorded per file as ``coedit``, the count
+    as a stage of the explanation.
+    """
+    leads = COEDIT_LEADS if leads is None else leads
+    permille = COEDIT_PERMILLE if permille is None else permille
+    order_only = COEDIT_ORDER_ONLY if order_only is None else order_only
+    keep = max(leads, COEDIT_KEEP if keep is None else keep)
+    head = ranking.files[:leads]
+    if not head or permille <= 0 or len(ranking.files) <= keep:
+        return ranking
+    together: dict[str, int] = {}
+    for lead in head:
+        for path, w in partners.get(lead.path, {}).items():
+            if w >= COEDIT_MIN:
+                together[path] = together.get(path, 0) + w
+    below = ranking.files[keep:]
+    most = max((together.get(f.path, 0) for f in below if f.is_code), default=0)
+    if most <= 0:
+        return ranking
+    strengths: list[int] = []
+    keys: list[tuple[int, str, int]] = []
+    for i, f in enumerate(below):
+        # shared commits with the leads, per mille of the most any ranked code file shares
+        strength = together.get(f.path, 0) * 1000 // most if f.is_code else 0
+        strengths.append(strength)
+        keys.append((-(f.score + permille * strength // 1000), f.path, i))
+    keys.sort()
+    moved: list[LocatedFile] = []
+    lifted = up = 0
+    for place, (key, _, i) in enumerate(keys):
+        f = below[i]
+        up += place < i
+        # each place keeps its old score (order_only): a moved file takes a place,
+        # not a larger share of the budget from the files above it
+        score = below[place].score if order_only else min(1000, -key)
+        if strengths[i] <= 0 and score == f.score:
+            moved.append(f)  # unchanged: no new object (a ranking holds hundreds of files)
+            continue
+        signals = f.signals
+        if strengths[i] > 0:
+            lifted += 1
+            signals = tuple(sorted((*signals, ("coedit", strengths[i]))))
+        moved.append(LocatedFile(f.path, score, signals, f.hits, f.is_test, f.is_code))
+    stage = Stage(
+        "coedit",
+        f"{lifted} ranked code files below place {keep} changed in the same commits as "
+        f"the best {len(head)}; {up} moved up (sort key up to +{permille})",
+    )
+    return replace(ranking, files=(*ranking.files[:keep], *moved), stages=(*ranking.stages, stage))
