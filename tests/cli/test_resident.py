@@ -628,3 +628,43 @@ def test_the_server_runs_a_compose_line_without_click(
     finally:
         srv.close()
         sys.stdout, sys.stderr = streams
+
+
+def test_the_collector_waits_for_the_reply(tmp_path: Path) -> None:
+    """While a call runs the cycle collector is off; it collects once after the reply,
+    and is on again between calls."""
+    import gc
+
+    from codelibrarian.cli.resident_server import ResidentServer
+
+    during: list[bool] = []
+    root = tmp_path / "repo"
+    root.mkdir()
+    srv = ResidentServer(root, lambda argv: during.append(gc.isenabled()) or 0, idle_timeout=120)
+    assert srv.bind()
+    thread = threading.Thread(target=srv.serve, daemon=True)
+    streams = sys.stdout, sys.stderr
+    assert gc.isenabled()
+    collected: list[int] = []
+
+    def count(phase: str, info: dict[str, int]) -> None:
+        if phase == "stop" and threading.current_thread() is thread:
+            collected.append(info["generation"])
+
+    gc.callbacks.append(count)
+    thread.start()
+    try:
+        doc = {"cwd": str(root), "env": {}, "client": resident.client_id(), "argv": ["x"]}
+        for _ in range(2):
+            assert request(root, doc, timeout=60)["code"] == 0
+        request(root, {"op": "ping"}, timeout=60)  # answered after the last call's finish
+        assert gc.isenabled()
+    finally:
+        gc.callbacks.remove(count)
+        srv.stop()
+        thread.join(timeout=60)
+        srv.close()
+        sys.stdout, sys.stderr = streams
+        gc.enable()
+    assert during == [False, False]
+    assert collected.count(1) >= 2  # one collection of the young objects per call

@@ -38,6 +38,8 @@ connection, per-generation tables and tree stamp make a warm call cheap).
   sidecar, the eviction walks of the decisions folder, the secret spans found, the
   index connection's release) is queued while it runs and done once the reply is
   sent, before the next call is accepted (``service/later.py``).
+* The cycle collector is off while a call runs; the young objects a call left are
+  collected in one pass after its reply.
 * A compose line the quick parser reads (``compose_run.parse_compose``) runs as a
   fresh process runs it, without click; any other line goes through the command set.
 * Freshness is the facade's: every call checks the workspace (``git status`` or
@@ -204,6 +206,8 @@ class ResidentServer:
         self.warmed = (0, 0)
         #: the answered call's work for after its reply (``service/later.py``)
         self._queued: list[Callable[[], None]] = []
+        #: the collector is off while a call runs, and collects once after its reply
+        self._collect_after = False
 
     def bind(self) -> bool:
         """Take the repository's server lock and listen on the socket; False when
@@ -279,19 +283,24 @@ class ResidentServer:
             self.close()
 
     def _finish_call(self) -> None:
-        """The answered call's records (``service/later.py``), now that the caller has
-        its reply; before the next call, so that call sees them."""
+        """The answered call's records (``service/later.py``) and its collector work,
+        now that the caller has its reply; before the next call, so that call sees them."""
         queue, self._queued = self._queued, []
-        if not queue:
-            return
-        from ..service.later import finish
+        if queue:
+            from ..service.later import finish
 
-        with self._run_lock:
-            errors = finish(queue)
-        for exc in errors:  # the answer is given: say it in the server's log (no path)
-            import sys
+            with self._run_lock:
+                errors = finish(queue)
+            for exc in errors:  # the answer is given: say it in the server's log (no path)
+                import sys
 
-            sys.stderr.write(f"error: recording a call failed: {type(exc).__name__}\n")
+                sys.stderr.write(f"error: recording a call failed: {type(exc).__name__}\n")
+        if self._collect_after:
+            import gc
+
+            self._collect_after = False
+            gc.collect(1)  # the call's young objects, in one pass instead of several
+            gc.enable()
 
     def _restart_warming(self) -> None:
         """A new warming run (after a call: the index may have moved on)."""
@@ -390,11 +399,19 @@ class ResidentServer:
             return {"declined": True}
         if self._mode(env) == "off":
             return {"declined": True}
+        import gc
+
         from ..service.later import replying
 
         out, err = _routers()
         began = time.perf_counter()
         with self._run_lock, _environment(env, str(doc.get("cwd") or self.root)):
+            # the cycle collector waits for the reply too (``_finish_call``): a compose
+            # allocates hundreds of thousands of containers, and its garbage is
+            # freed by reference counting; what little forms cycles waits milliseconds
+            if gc.isenabled():
+                gc.disable()
+                self._collect_after = True
             with out.capture() as stdout, err.capture() as stderr, replying() as queue:
                 self._queued = queue
                 try:
