@@ -607,9 +607,16 @@ def test_the_server_runs_a_compose_line_without_click(
 ) -> None:
     """A compose line the quick parser reads is run as a fresh process runs it; any
     other line (here ``--help``) still goes through the click command."""
-    from codelibrarian.cli import app, compose_run
+    import gc
+
+    from codelibrarian.cli import _output, app, compose_run
+    from codelibrarian.cli.app import build_app
     from codelibrarian.cli.resident_server import start_resident
 
+    build_app()  # every command module imported first: none binds the stand-ins below
+
+    # a server keeps its Librarians process-wide: not past this test
+    monkeypatch.setattr(_output._Kept, "libraries", None)
     through_click: list[list[str]] = []
     quick: list[dict[str, object]] = []
     monkeypatch.setattr(app, "run", lambda command, argv: through_click.append(argv))
@@ -617,7 +624,8 @@ def test_the_server_runs_a_compose_line_without_click(
     root = tmp_path / "repo"
     root.mkdir()
     streams = sys.stdout, sys.stderr
-    srv = start_resident(root, idle_timeout=60)
+    threshold = gc.get_threshold()
+    srv = start_resident(root, idle_timeout=60)  # it settles the collector: undone below
     assert srv is not None
     try:
         assert srv.handle(["compose", TASK, "--as-of", AS_OF, "--budget", "900"]) == 0
@@ -628,6 +636,8 @@ def test_the_server_runs_a_compose_line_without_click(
     finally:
         srv.close()
         sys.stdout, sys.stderr = streams
+        gc.unfreeze()
+        gc.set_threshold(*threshold)
 
 
 def test_the_collector_waits_for_the_reply(tmp_path: Path) -> None:

@@ -12,7 +12,7 @@ import pytest
 
 from codelibrarian.api import Librarian
 from codelibrarian.errors import NotFound
-from codelibrarian.service.later import PENDING, after_reply, finish, queued, replying
+from codelibrarian.service.later import PENDING, after_reply, queued, replying, run_queued
 from tests.helpers import make_repo
 
 FILES = {
@@ -44,7 +44,7 @@ def test_work_runs_at_once_outside_a_reply_and_in_order_after_one() -> None:
         after_reply(lambda: done.append("second"))
         assert done == ["now"]
     assert not queued()
-    assert finish(queue) == [] and done == ["now", "first", "second"] and queue == []
+    assert run_queued(queue) == [] and done == ["now", "first", "second"] and queue == []
 
 
 def test_failing_work_does_not_stop_the_rest() -> None:
@@ -56,7 +56,7 @@ def test_failing_work_does_not_stop_the_rest() -> None:
     with replying() as queue:
         after_reply(broken)
         after_reply(lambda: done.append("kept"))
-    errors = finish(queue)
+    errors = run_queued(queue)
     assert [type(e) for e in errors] == [OSError] and done == ["kept"]
 
 
@@ -72,7 +72,7 @@ def test_a_served_compose_records_after_the_reply_and_a_reader_waits(repo: Path)
     assert served.decision_id and served.decision_id not in _logged(repo)
     assert marker.exists() and queue
     other = Librarian(repo)  # a reader elsewhere: explain with the resident mode off
-    timer = threading.Timer(0.3, finish, args=(queue,))
+    timer = threading.Timer(0.3, run_queued, args=(queue,))
     timer.start()
     try:
         began = time.monotonic()

@@ -217,7 +217,7 @@ def run_compose(
                 reveal=reveal,
                 progress=_tick,
             )
-        from ..service.later import after_reply
+        from ..api import after_reply
 
         after_reply(lambda: release_librarian(lib))  # a resident server: after its reply
     except LibrarianError as exc:

@@ -287,10 +287,10 @@ class ResidentServer:
         now that the caller has its reply; before the next call, so that call sees them."""
         queue, self._queued = self._queued, []
         if queue:
-            from ..service.later import finish
+            from ..api import run_queued
 
             with self._run_lock:
-                errors = finish(queue)
+                errors = run_queued(queue)
             for exc in errors:  # the answer is given: say it in the server's log (no path)
                 import sys
 
@@ -401,7 +401,7 @@ class ResidentServer:
             return {"declined": True}
         import gc
 
-        from ..service.later import replying
+        from ..api import replying
 
         out, err = _routers()
         began = time.perf_counter()

@@ -5,7 +5,7 @@ sidecar and the eviction walks of the decisions folder (``bound_state``), and th
 secret spans found so far. None of that changes the answer. In a plain process
 it runs where it always did, before the command returns. A resident server runs
 its handler inside :func:`replying`: the work is queued instead, and the server
-runs it (:func:`finish`) once the reply is on its way, before it accepts the next
+runs it (:func:`run_queued`) once the reply is on its way, before it accepts the next
 call, so every later call it answers sees the records.
 
 A reader in *another* process (an ``explain`` run with the resident mode off) may
@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from pathlib import Path
 
-__all__ = ["PENDING", "after_reply", "finish", "pending", "queued", "replying", "wait_recorded"]
+__all__ = ["PENDING", "after_reply", "pending", "queued", "replying", "run_queued", "wait_recorded"]
 
 #: the marker, in the state folder, while a server has records still to write
 PENDING = "records.pending"
@@ -49,7 +49,7 @@ def queued() -> bool:
 
 @contextlib.contextmanager
 def replying() -> Iterator[list[Callable[[], None]]]:
-    """Queue the :func:`after_reply` work of this thread's calls, for :func:`finish`."""
+    """Queue the :func:`after_reply` work of this thread's calls, for :func:`run_queued`."""
     queue: list[Callable[[], None]] = []
     token = _QUEUE.set(queue)
     try:
@@ -58,7 +58,7 @@ def replying() -> Iterator[list[Callable[[], None]]]:
         _QUEUE.reset(token)
 
 
-def finish(queue: list[Callable[[], None]]) -> list[BaseException]:
+def run_queued(queue: list[Callable[[], None]]) -> list[BaseException]:
     """Run the queued work, in order, all of it; the errors it raised, for a log."""
     errors: list[BaseException] = []
     while queue:
