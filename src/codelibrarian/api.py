@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from .service.compose import FORMATS, ComposeService, shape_budget
     from .service.doctor import DoctorReport
     from .service.inspect import IndexStatus, InitResult, RepoMap, TokenCounts, scan_summary
+    from .service.later import after_reply, replying, run_queued
     from .service.query import CodeSnippet, QueryResult
     from .service.results import ComposeResult, PackedArtifact, RejectedArtifact, ReplayResult
     from .sources import Source
@@ -67,12 +68,15 @@ __all__ = [
     "SaopEnvelope",
     "TokenCounts",
     "WindowBudget",
+    "after_reply",
     "compose_window",
     "doctor",
     "ensure_state_dir",
     "load_program",
+    "replying",
     "resident_settings",
     "resident_warms_files",
+    "run_queued",
     "scan_summary",
     "shape_budget",
     "tokenizer_name",
@@ -99,6 +103,10 @@ _BEHIND = {
     "RepoMap": "service.inspect",
     "TokenCounts": "service.inspect",
     "scan_summary": "service.inspect",
+    # a resident server's work after its reply (records): see service/later.py
+    "after_reply": "service.later",
+    "replying": "service.later",
+    "run_queued": "service.later",
 }
 
 

@@ -531,3 +531,150 @@ def test_a_server_settles_its_kept_objects_out_of_the_collector() -> None:
     finally:
         gc.unfreeze()
         gc.set_threshold(*threshold)
+
+
+def test_a_server_replies_before_the_calls_records_and_writes_them_before_the_next(
+    tmp_path: Path,
+) -> None:
+    from codelibrarian.cli.resident_server import ResidentServer
+    from codelibrarian.service.later import after_reply
+
+    order: list[str] = []
+    release = threading.Event()
+
+    def handle(argv: list[str]) -> int:
+        if argv[1:] == ["first"]:
+
+            def record() -> None:
+                release.wait(30)  # the reply must not wait for this
+                order.append("recorded")
+
+            after_reply(record)
+        else:
+            order.append("second call")
+        return 0
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    srv = ResidentServer(root, handle, idle_timeout=120)
+    assert srv.bind()
+    thread = threading.Thread(target=srv.serve, daemon=True)
+    streams = sys.stdout, sys.stderr
+    thread.start()
+    try:
+        doc = {"cwd": str(root), "env": {}, "client": resident.client_id()}
+        began = time.monotonic()
+        assert request(root, {**doc, "argv": ["compose", "first"]}, timeout=60)["code"] == 0
+        assert time.monotonic() - began < 20
+        order.append("replied")
+        release.set()
+        assert request(root, {**doc, "argv": ["compose", "second"]}, timeout=60)["code"] == 0
+    finally:
+        release.set()
+        srv.stop()
+        thread.join(timeout=60)
+        srv.close()
+        sys.stdout, sys.stderr = streams
+    assert order == ["replied", "recorded", "second call"]
+
+
+def test_a_served_call_ends_without_loading_threading_or_contextlib(
+    server: tuple[Path, list[list[str]]],
+) -> None:
+    """The console script's ending (``entry``) after a served call: no thread can run,
+    so it imports nothing to look for one."""
+    root, calls = server
+    code = (
+        "import sys\n"
+        "sys.argv = ['librarian', 'compose', 'the task']\n"
+        "from codelibrarian.cli.app import entry\n"
+        "entry()\n"
+    )
+    env = {**os.environ, "LIBRARIAN_RESIDENT": "manual"}
+    out = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", code], cwd=root, env=env,
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert calls == [["compose", "the task"]], out.stderr
+    assert out.returncode == 3 and out.stdout == "answered\n"
+    imported = {line.rsplit("|", 1)[-1].strip() for line in out.stderr.splitlines()}
+    assert "codelibrarian.cli._signals" in imported  # the ending ran
+    assert not {"threading", "contextlib"} & imported
+
+
+def test_the_server_runs_a_compose_line_without_click(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A compose line the quick parser reads is run as a fresh process runs it; any
+    other line (here ``--help``) still goes through the click command."""
+    import gc
+
+    from codelibrarian.cli import _output, app, compose_run
+    from codelibrarian.cli.app import build_app
+    from codelibrarian.cli.resident_server import start_resident
+
+    build_app()  # every command module imported first: none binds the stand-ins below
+
+    # a server keeps its Librarians process-wide: not past this test
+    monkeypatch.setattr(_output._Kept, "libraries", None)
+    through_click: list[list[str]] = []
+    quick: list[dict[str, object]] = []
+    monkeypatch.setattr(app, "run", lambda command, argv: through_click.append(argv))
+    monkeypatch.setattr(compose_run, "run_compose", lambda **kw: quick.append(kw) or 0)
+    root = tmp_path / "repo"
+    root.mkdir()
+    streams = sys.stdout, sys.stderr
+    threshold = gc.get_threshold()
+    srv = start_resident(root, idle_timeout=60)  # it settles the collector: undone below
+    assert srv is not None
+    try:
+        assert srv.handle(["compose", TASK, "--as-of", AS_OF, "--budget", "900"]) == 0
+        assert quick == [{"task": TASK, "as_of": int(AS_OF), "budget": 900}]
+        assert through_click == []
+        assert srv.handle(["compose", "--help"]) == 0
+        assert through_click == [["compose", "--help"]]
+    finally:
+        srv.close()
+        sys.stdout, sys.stderr = streams
+        gc.unfreeze()
+        gc.set_threshold(*threshold)
+
+
+def test_the_collector_waits_for_the_reply(tmp_path: Path) -> None:
+    """While a call runs the cycle collector is off; it collects once after the reply,
+    and is on again between calls."""
+    import gc
+
+    from codelibrarian.cli.resident_server import ResidentServer
+
+    during: list[bool] = []
+    root = tmp_path / "repo"
+    root.mkdir()
+    srv = ResidentServer(root, lambda argv: during.append(gc.isenabled()) or 0, idle_timeout=120)
+    assert srv.bind()
+    thread = threading.Thread(target=srv.serve, daemon=True)
+    streams = sys.stdout, sys.stderr
+    assert gc.isenabled()
+    collected: list[int] = []
+
+    def count(phase: str, info: dict[str, int]) -> None:
+        if phase == "stop" and threading.current_thread() is thread:
+            collected.append(info["generation"])
+
+    gc.callbacks.append(count)
+    thread.start()
+    try:
+        doc = {"cwd": str(root), "env": {}, "client": resident.client_id(), "argv": ["x"]}
+        for _ in range(2):
+            assert request(root, doc, timeout=60)["code"] == 0
+        request(root, {"op": "ping"}, timeout=60)  # answered after the last call's finish
+        assert gc.isenabled()
+    finally:
+        gc.callbacks.remove(count)
+        srv.stop()
+        thread.join(timeout=60)
+        srv.close()
+        sys.stdout, sys.stderr = streams
+        gc.enable()
+    assert during == [False, False]
+    assert collected.count(1) >= 2  # one collection of the young objects per call

@@ -170,11 +170,12 @@ def entry() -> None:
     if not isinstance(status, int) and status is not None:
         sys.stderr.write(f"{status}\n")  # as the interpreter prints a non-integer exit
     import atexit
-    import threading
 
-    for thread in threading.enumerate():
-        if thread is not threading.main_thread() and not thread.daemon:
-            thread.join()
+    threading = sys.modules.get("threading")  # not imported: no thread was started
+    if threading is not None:
+        for thread in threading.enumerate():
+            if thread is not threading.main_thread() and not thread.daemon:
+                thread.join()
     atexit._run_exitfuncs()
     from ._signals import exit_now
 

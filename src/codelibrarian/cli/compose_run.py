@@ -217,7 +217,9 @@ def run_compose(
                 reveal=reveal,
                 progress=_tick,
             )
-        release_librarian(lib)
+        from ..api import after_reply
+
+        after_reply(lambda: release_librarian(lib))  # a resident server: after its reply
     except LibrarianError as exc:
         return report(exc, as_json=as_json)
     err = _LazyConsole()  # rich loads only when there is something to say on stderr

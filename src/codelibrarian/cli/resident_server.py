@@ -34,6 +34,14 @@ connection, per-generation tables and tree stamp make a warm call cheap).
   the one step under way at most. Warming fills caches with what a call would
   compute itself, so it never changes an answer; ``ping`` reports ``warmed``
   (files done, files in all) and ``warming``.
+* What a call writes that does not change its answer (the decision record and
+  sidecar, the eviction walks of the decisions folder, the secret spans found, the
+  index connection's release) is queued while it runs and done once the reply is
+  sent, before the next call is accepted (``service/later.py``).
+* The cycle collector is off while a call runs; the young objects a call left are
+  collected in one pass after its reply.
+* A compose line the quick parser reads (``compose_run.parse_compose``) runs as a
+  fresh process runs it, without click; any other line goes through the command set.
 * Freshness is the facade's: every call checks the workspace (``git status`` or
   the tree stamp, ``service/treestamp.py``), reopens the index connection and
   replaces the kept ``Librarian`` when the config changed, so an index rebuilt or
@@ -196,6 +204,10 @@ class ResidentServer:
         self._warming: Iterator[tuple[int, int]] | None = None
         #: files warmed so far and how many there are (of the current index generation)
         self.warmed = (0, 0)
+        #: the answered call's work for after its reply (``service/later.py``)
+        self._queued: list[Callable[[], None]] = []
+        #: the collector is off while a call runs, and collects once after its reply
+        self._collect_after = False
 
     def bind(self) -> bool:
         """Take the repository's server lock and listen on the socket; False when
@@ -258,6 +270,7 @@ class ResidentServer:
                 with conn:
                     conn.settimeout(CALL_TIMEOUT_S)
                     self._answer(conn)
+                self._finish_call()
                 if self.after is not None and not self._stop.is_set():
                     self.after()
                 self._last = time.monotonic()
@@ -268,6 +281,26 @@ class ResidentServer:
         finally:
             self._end_warming()
             self.close()
+
+    def _finish_call(self) -> None:
+        """The answered call's records (``service/later.py``) and its collector work,
+        now that the caller has its reply; before the next call, so that call sees them."""
+        queue, self._queued = self._queued, []
+        if queue:
+            from ..api import run_queued
+
+            with self._run_lock:
+                errors = run_queued(queue)
+            for exc in errors:  # the answer is given: say it in the server's log (no path)
+                import sys
+
+                sys.stderr.write(f"error: recording a call failed: {type(exc).__name__}\n")
+        if self._collect_after:
+            import gc
+
+            self._collect_after = False
+            gc.collect(1)  # the call's young objects, in one pass instead of several
+            gc.enable()
 
     def _restart_warming(self) -> None:
         """A new warming run (after a call: the index may have moved on)."""
@@ -366,10 +399,21 @@ class ResidentServer:
             return {"declined": True}
         if self._mode(env) == "off":
             return {"declined": True}
+        import gc
+
+        from ..api import replying
+
         out, err = _routers()
         began = time.perf_counter()
         with self._run_lock, _environment(env, str(doc.get("cwd") or self.root)):
-            with out.capture() as stdout, err.capture() as stderr:
+            # the cycle collector waits for the reply too (``_finish_call``): a compose
+            # allocates hundreds of thousands of containers, and its garbage is
+            # freed by reference counting; what little forms cycles waits milliseconds
+            if gc.isenabled():
+                gc.disable()
+                self._collect_after = True
+            with out.capture() as stdout, err.capture() as stderr, replying() as queue:
+                self._queued = queue
                 try:
                     code = self.handle(argv)
                 except SystemExit as exc:
@@ -464,6 +508,7 @@ def start_resident(
 
     from . import _common
     from .app import build_app, run
+    from .compose_run import quick_compose
 
     # the click command once, not per call: typer rebuilds it (every command of every
     # group) on each call of the app, and its parameters keep the coercers they build
@@ -471,6 +516,11 @@ def start_resident(
     _common.keep_librarians()
 
     def handle(argv: list[str]) -> int:
+        # a compose line the quick parser reads runs as a fresh process runs it: no
+        # click parsing and value coercion per call
+        code = quick_compose(argv) if argv[:1] == ["compose"] else None
+        if code is not None:
+            return code
         run(command, argv)
         return 0
 

@@ -38,6 +38,7 @@ from ..trigger import Trigger
 from ..vitals import VitalsSnapshot, measure, relevance_delta
 from ..workspace.git import FileDiff
 from ..workspace.private import private_write
+from .later import after_reply, pending, queued, wait_recorded
 from .results import ComposeResult, PackedArtifact, RejectedArtifact, ReplayResult
 from .workspace import WorkspaceSession, check_text, now_or
 
@@ -306,7 +307,7 @@ class ComposeService:
         gathered = self.gather(trigger, total, lanes)
         config = self.ws.config
         outcome = self.ws.policy.apply(gathered.candidates, budget=total, read=gathered.read)
-        self.ws.save_scans()
+        after_reply(self.ws.save_scans)
         excluded = {ident for ident, _ in outcome.excluded_rules}
         available: dict[str, int] = dict.fromkeys(LANES, 0)
         for c in outcome.candidates:
@@ -381,11 +382,7 @@ class ComposeService:
             cache=cache,
         )
         text, swept = _sweep(self.ws.gate, composition.text, tokenizer, total)
-        decision_id: str | None = None
-        if record:
-            self.ws.bound_state()  # first, so an expired day log is not kept alive by this one
-            DecisionLog(state.decisions_dir).append(composition.record)
-            decision_id = composition.decision_id
+        decision_id = composition.decision_id if record else None
         warnings = (*warnings, *_empty_pack_warning(composition, prep, total))
         result = _result(
             composition=composition,
@@ -403,17 +400,43 @@ class ComposeService:
         )
         result = replace(result, locate=prep.locate)
         if decision_id is not None:
-            self._write_sidecar(
-                decision_id,
-                trigger,
-                total=total,
-                fmt=fmt,
-                files=result.files,
-                lanes=lanes,
-                locate=prep.locate,
-            )
-            self.ws.bound_state()  # and after, so the folder ends within its size cap
+            self._record(composition, trigger, result, total=total, fmt=fmt, lanes=lanes)
         return result
+
+    def _record(
+        self,
+        composition: Composition,
+        trigger: Trigger,
+        result: ComposeResult,
+        *,
+        total: int,
+        fmt: str,
+        lanes: Sequence[str] | None,
+    ) -> None:
+        """Record the decision and its replay inputs: now, or after a resident server's
+        reply (``later.py``; nothing recorded changes the answer)."""
+        ws = self.ws
+        done = pending(ws.state.dir) if queued() else None
+
+        def write() -> None:
+            try:
+                ws.bound_state()  # first, so an expired day log is not kept alive by this one
+                DecisionLog(ws.state.decisions_dir).append(composition.record)
+                self._write_sidecar(
+                    composition.decision_id,
+                    trigger,
+                    total=total,
+                    fmt=fmt,
+                    files=result.files,
+                    lanes=lanes,
+                    locate=result.locate,
+                )
+                ws.bound_state()  # and after, so the folder ends within its size cap
+            finally:
+                if done is not None:
+                    done()
+
+        after_reply(write)
 
     # ------------------------------------------------------ explain, replay
 
@@ -453,8 +476,17 @@ class ComposeService:
         private_write(path, json.dumps(data, sort_keys=True) + "\n")
 
     def decision(self, decision_id: str) -> dict[str, Any]:
-        """The decision record (ids, kinds, lanes, counts, digests; no paths or content)."""
-        return DecisionLog(self.ws.state.decisions_dir).read(decision_id)
+        """The decision record (ids, kinds, lanes, counts, digests; no paths or content).
+
+        A decision a resident server has answered with but not yet recorded (its
+        records follow the reply) is waited for."""
+        log = DecisionLog(self.ws.state.decisions_dir)
+        try:
+            return log.read(decision_id)
+        except NotFound:
+            if not wait_recorded(self.ws.state.dir):
+                raise
+        return log.read(decision_id)
 
     def explain(self, decision_id: str) -> dict[str, Any]:
         """A recorded decision explained: summary, lanes, every verdict, redactions, vitals."""
