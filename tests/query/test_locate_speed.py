@@ -165,6 +165,9 @@ class _SymbolStore:
     def symbols(self, path: str | None = None, name: str | None = None) -> list[Symbol]:
         return list(self._symbols)
 
+    def symbol_lines(self, path: str) -> dict[str, int]:
+        return {s.name: s.start_line for s in self._symbols}
+
 
 def _chunks(rnd: random.Random) -> list[Chunk]:
     out = []
@@ -289,3 +292,43 @@ def test_the_canonical_graph_is_rebuilt_for_a_new_index_generation(tmp_path: Pat
     assert second.targets.tolist() == sorted(set(second.targets.tolist()))
     for sources in runs.values():
         assert [second.index[s] for s in sources] == sorted(second.index[s] for s in sources)
+
+
+def test_span_frames_read_from_symbol_lines_match_the_full_symbols(tmp_path: Path) -> None:
+    """A layout reads only ``name -> first line`` of a file's symbols: on a real index,
+    with names defined more than once, that map is the one the full symbol rows give
+    (the last of a name wins) and the spans' frames are those of the owners' rows."""
+    from codelibrarian.index.indexer import index_workspace
+    from codelibrarian.index.store import open_store
+    from tests.helpers import make_repo
+
+    body = (
+        "class Client:\n"
+        "    def run(self):\n        return 1\n\n"
+        "    def retry(self):\n        return 2\n\n\n"
+        "def run():\n    return 3\n\n\n"
+        "class Pool:\n"
+        "    class Client:\n"
+        "        def run(self):\n            return 4\n\n"
+        "    def run(self):\n        return 5\n"
+    )
+    repo = make_repo(tmp_path / "r", {"a.py": body, "b.py": body.replace("Pool", "Queue")})
+    index_workspace(repo)
+    with open_store(repo, readonly=True) as store:
+        for path in ("a.py", "b.py"):
+            full = {s.name: s for s in store.symbols(path=path)}
+            assert store.symbol_lines(path) == {k: s.start_line for k, s in full.items()}
+            assert len(full) < len(store.symbols(path=path))  # some names repeat
+            layout = locate._layout(store, path, None)
+            for part in layout.parts:
+                c = part.chunk
+                owner = c.symbol.rsplit(".", 1)[0] if c.symbol and "." in c.symbol else None
+                parent = full.get(owner.rsplit(".", 1)[-1]) if owner else None
+                want = (
+                    (parent.start_line,)
+                    if parent is not None and parent.start_line < c.start_line
+                    else ()
+                )
+                assert part.frame == want
+            assert any(part.frame for part in layout.parts)
+        assert store.symbol_lines("missing.py") == {}

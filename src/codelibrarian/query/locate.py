@@ -350,7 +350,9 @@ def _pagerank_ppm(g: _Graph, seeds: Mapping[str, int]) -> np.ndarray:
     flow = np.zeros(n, dtype=np.float32)
     for _ in range(_PR_ITERATIONS):
         if len(along):
-            np.take(r, g.src, out=along)
+            # every index is a node position: "clip" skips the bounds check (and the
+            # buffered copy the default mode makes when given ``out``), same values
+            np.take(r, g.src, out=along, mode="clip")
             np.multiply(along, g.norm, out=along)
             flow[g.targets] = np.add.reduceat(along, g.starts)
         nxt = np.float32(0.85) * (flow + r[g.dangling].sum() * p) + restart
@@ -695,7 +697,8 @@ def _layout(store: Storage, path: str, chunks: Sequence[Chunk] | None) -> _Layou
     rows = list(chunks) if chunks is not None else store.chunks_for(path)
     if not rows:
         return _Layout((), {})
-    symbols = {s.name: s for s in store.symbols(path=path)}
+    # where each symbol name starts: a member's frame is its owner's first line
+    starts_of = store.symbol_lines(path)
     out: list[_Part] = []
     words: dict[str, int] = {}
     ordered = sorted(rows, key=lambda c: (c.start_line, c.end_line, c.chunk_id))
@@ -708,9 +711,9 @@ def _layout(store: Storage, path: str, chunks: Sequence[Chunk] | None) -> _Layou
         frame: tuple[int, ...] = ()
         owner = c.symbol.rsplit(".", 1)[0] if c.symbol and "." in c.symbol else None
         if owner is not None:
-            parent = symbols.get(owner.rsplit(".", 1)[-1])
-            if parent is not None and parent.start_line < c.start_line:
-                frame = (parent.start_line,)
+            parent = starts_of.get(owner.rsplit(".", 1)[-1])
+            if parent is not None and parent < c.start_line:
+                frame = (parent,)
         bit = 1 << len(out)
         for word in _words(c.text):
             words[word] = words.get(word, 0) | bit
