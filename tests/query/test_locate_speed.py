@@ -10,6 +10,7 @@ with the plain one on drawn inputs.
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import random
 from pathlib import Path
@@ -332,3 +333,86 @@ def test_span_frames_read_from_symbol_lines_match_the_full_symbols(tmp_path: Pat
                 assert part.frame == want
             assert any(part.frame for part in layout.parts)
         assert store.symbol_lines("missing.py") == {}
+
+
+_TEXT_ALPHABET = "aB_9 İK\u212a.xyZ(0é\n"
+_text = st.text(alphabet=_TEXT_ALPHABET, max_size=60) | st.lists(
+    st.sampled_from(
+        ("retry", "Retry_2", "0x1F", "x1f", "9_a", "a9", "İd", "\u212aid", "TIMEOUT", "é", ".", " ")
+    ),
+    max_size=12,
+).map("".join)
+_word = st.text(alphabet="aBk_9xİ.", min_size=1, max_size=5) | st.sampled_from(
+    ("retry", "retry_2", "x1f", "0x1f", "_a", "a9", "timeout", "id", "d", "k", "kid", "Retry")
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_text, min_size=1, max_size=8), st.lists(_word, max_size=8))
+def test_words_found_in_the_texts_are_the_word_tables_entries(
+    texts: list[str], probes: list[str]
+) -> None:
+    """A first-sighting call finds each task word in the chunk texts; the mask must be
+    the word table's entry for it, for any word (the table's own and any other)."""
+    table: dict[str, int] = {}
+    for k, text in enumerate(texts):
+        for w in locate._words(text):
+            table[w] = table.get(w, 0) | (1 << k)
+    found = locate._Texts.of(tuple(texts))
+    for word in [*table, *probes, *(p.lower() for p in probes)]:
+        assert found.mask(word) == table.get(word, 0), word
+
+
+class _ChunkStore:
+    def __init__(self, chunks: list[Chunk]) -> None:
+        self._chunks = chunks
+        self.reads = 0
+
+    def chunks_for(self, path: str) -> list[Chunk]:
+        self.reads += 1
+        return list(self._chunks)
+
+    def symbol_lines(self, path: str) -> dict[str, int]:
+        return {"Client": 1}
+
+    def chunk_texts(self, path: str) -> dict[int, str]:
+        self.reads += 1
+        return {c.chunk_id: c.text for c in self._chunks}
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 2**32), st.lists(_text, min_size=1, max_size=6), st.booleans())
+def test_spans_are_the_same_on_first_sighting_again_and_warmed(
+    seed: int, extra: list[str], diff: bool
+) -> None:
+    """The first call that ranks a file's spans (task words found in the texts read
+    with its layout), the second (the texts read again) and a warmed layout (its word
+    table) give the same spans."""
+    rnd = random.Random(seed)
+    chunks = _chunks(rnd)
+    chunks = [
+        dataclasses.replace(c, text=c.text + " " + extra[i % len(extra)])
+        for i, c in enumerate(chunks)
+    ]
+    hits = tuple(
+        ChunkHit(c.chunk_id, c.path, c.start_line, c.end_line, c.symbol, c.kind, 500, 10)
+        for c in chunks[:3]
+    )
+    request = LocateRequest(
+        task="retry the client",
+        keywords=("retry", "client", "x1f", "timeouts", "Id"),
+        changed=("b.py",) if diff else (),
+        diff_words=("Timeout", "0x1F", "parse", "İd", "retry_2") if diff else (),
+    )
+    file = LocatedFile("a.py", 800, (), hits, False, True)
+    store: Any = _ChunkStore(chunks)
+    shared: dict[str, Any] = {}
+    first = rank_spans(store, request, file, shared=shared)
+    layout = shared["locate.spans"]["a.py"]
+    assert layout.words is None and store.reads == 1  # no word table built
+    again = rank_spans(store, request, file, shared=shared)
+    assert shared["locate.spans"]["a.py"] is layout and store.reads == 2  # the texts again
+    warmed: dict[str, Any] = {}
+    assert locate.warm_layout(store, "a.py", warmed) > 0
+    assert first == again == rank_spans(store, request, file, shared=warmed)
+    assert first == rank_spans(store, request, file, chunks=chunks)
