@@ -88,7 +88,6 @@ class Storage(Protocol):
     def common_terms(self, query: str) -> list[str]: ...
     def chunk(self, chunk_id: int) -> Chunk: ...
     def chunks_for(self, path: str) -> list[Chunk]: ...
-    def chunk_texts(self, path: str) -> dict[int, str]: ...
     def edges(self, kind: EdgeKind) -> list[tuple[str, str, int]]: ...
     def imports_into(self, paths: Collection[str]) -> list[tuple[str, str]]: ...
     def combined_graph(self) -> graph.PackedGraph: ...
@@ -375,15 +374,6 @@ class SqliteStore:
             (path,),
         ).fetchall()
         return [Chunk(*r) for r in rows]
-
-    def chunk_texts(self, path: str) -> dict[int, str]:
-        """``chunk id -> text`` of ``path``'s chunks: the texts alone, for a caller that
-        keeps the rest of each chunk."""
-        rows = self._conn.execute(
-            "SELECT c.id, c.text FROM chunks c JOIN files f ON f.id = c.file_id WHERE f.path = ?",
-            (path,),
-        ).fetchall()
-        return dict(rows)
 
     def search(self, query: str, limit: int = 20) -> list[ChunkHit]:
         """BM25 over chunks; integer scores (x1000, higher is better), ties by path then line.

@@ -677,12 +677,22 @@ class _Layout:
     warm process keeps thousands of layouts, and a class chunk repeats its methods'
     words.
 
-    ``words`` is None unless the layout was warmed (:func:`warm_layout`): a call
-    then finds its task's few words in the chunk texts (:class:`_Texts`), a fraction
-    of the cost of listing every word of every chunk, which idle time pays."""
+    The table costs a scan of every word of every chunk, which a file ranked once
+    or twice does not repay: until its :data:`_TABLE_AT` th call (or its warming,
+    :func:`warm_layout`) ``words`` is None and the layout keeps its chunk texts
+    (``texts``, smaller than the table), in which a call finds its task's few words
+    (:class:`_Texts`); that call builds the table from them and lets them go."""
 
     parts: tuple[_Part, ...]
     words: dict[str, int] | None
+    texts: _Texts | None = None
+    #: the calls that ranked this file's spans so far
+    calls: int = 0
+
+
+#: the call that builds a file's word table: most files a task ranks are ranked once
+#: (258 of 301 over 20 distinct tasks at 20,000 files), a few again and again
+_TABLE_AT = 3
 
 
 def _bit_counts(masks: Iterable[int], n: int) -> list[int]:
@@ -753,12 +763,7 @@ def _layout(store: Storage, path: str, chunks: Sequence[Chunk] | None) -> _Layou
     """The span layout of a file with its word table (task-independent; see
     :func:`rank_spans`)."""
     parts, texts = _layout_parts(store, path, chunks)
-    words: dict[str, int] = {}
-    for k, text in enumerate(texts):
-        bit = 1 << k
-        for word in _words(text):
-            words[word] = words.get(word, 0) | bit
-    return _Layout(parts, words)
+    return _Layout(parts, _Texts.of(texts).table())
 
 
 def warm_layout(store: Storage, path: str, shared: dict[str, Any]) -> int:
@@ -778,10 +783,15 @@ def warm_layout(store: Storage, path: str, shared: dict[str, Any]) -> int:
 
 def _words(text: str) -> frozenset[str]:
     """The lower-cased words of a chunk."""
-    # interned: a warm process keeps the layouts of thousands of files, whose words repeat
     if text.isascii():  # lower-casing ASCII first finds the same words, lower-cased
-        return frozenset(map(sys.intern, _WORD.findall(text.lower())))
+        return _lowered_words(text.lower())
     return frozenset(sys.intern(w.lower()) for w in _WORD.findall(text))
+
+
+def _lowered_words(lowered: str) -> frozenset[str]:
+    """:func:`_words` of an ASCII text, given lower-cased."""
+    # interned: a warm process keeps the layouts of thousands of files, whose words repeat
+    return frozenset(map(sys.intern, _WORD.findall(lowered)))
 
 
 #: what a chunk word can be: :func:`_words` finds ``_WORD`` runs, lower-cased
@@ -834,6 +844,22 @@ class _Texts:
             at += len(low) + 1
         other = tuple((k, t) for k, t in enumerate(texts) if not t.isascii())
         return cls("\n".join(lowered), tuple(offsets), other)
+
+    def table(self) -> dict[str, int]:
+        """The word table: each word of a part's chunk (:func:`_words`) -> the bit mask
+        of the parts whose chunk has it."""
+        other = dict(self.other)
+        ends = (*self.offsets[1:], len(self.whole) + 1)
+        words: dict[str, int] = {}
+        for k, (begin, end) in enumerate(zip(self.offsets, ends, strict=True)):
+            text = other.get(k)
+            found = (
+                _words(text) if text is not None else _lowered_words(self.whole[begin : end - 1])
+            )
+            bit = 1 << k
+            for word in found:
+                words[word] = words.get(word, 0) | bit
+        return words
 
     def mask(self, word: str) -> int:
         """The bit mask of the parts whose chunk has ``word`` (the word table's entry)."""
@@ -894,22 +920,18 @@ def rank_spans(
     off = request.off
     layouts: dict[str, _Layout] = {} if shared is None else shared.setdefault("locate.spans", {})
     layout = layouts.get(file.path) if chunks is None else None
-    texts: _Texts | None = None
-    if layout is not None and layout.words is None and layout.parts:
-        # seen before, never warmed: the task's words are found in the texts again (a
-        # read of the texts alone), not in a word table of every word of the file
-        by_id = store.chunk_texts(file.path)
-        raw = [by_id.get(p.chunk.chunk_id) for p in layout.parts]
-        if all(t is not None for t in raw):
-            texts = _Texts.of([t for t in raw if t is not None])
-        else:
-            layout = None  # rewritten under this memo: lay it out again
     if layout is None:
-        # first sighting: the parts, and the task's words found in the chunk texts
+        # first sighting: the parts, and their texts to find the task's words in
         parts, found = _layout_parts(store, file.path, chunks)
-        layout, texts = _Layout(parts, None), _Texts.of(found)
-        if chunks is None:
-            layouts[file.path] = layout
+        layout = _Layout(parts, None, _Texts.of(found), 1)
+    elif layout.texts is not None:
+        calls = layout.calls + 1
+        if calls >= _TABLE_AT:
+            layout = _Layout(layout.parts, layout.texts.table(), None, calls)
+        else:
+            layout = _Layout(layout.parts, None, layout.texts, calls)
+    if chunks is None:
+        layouts[file.path] = layout
     if not layout.parts:
         return ()
     terms = request.terms()
@@ -920,6 +942,7 @@ def rank_spans(
     names_on = "span_names" not in off
     body_on = bool(terms) and "span_body" not in off
     n = len(layout.parts)
+    texts = layout.texts if layout.words is None else None
     table = layout.words if layout.words is not None else {}
 
     def mask(word: str) -> int:
