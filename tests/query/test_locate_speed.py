@@ -348,7 +348,7 @@ _word = st.text(alphabet="aBk_9xİ.", min_size=1, max_size=5) | st.sampled_from(
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.lists(_text, min_size=1, max_size=8), st.lists(_word, max_size=8))
+@given(st.lists(_text, max_size=8), st.lists(_word, max_size=8))
 def test_words_found_in_the_texts_are_the_word_tables_entries(
     texts: list[str], probes: list[str]
 ) -> None:
@@ -418,3 +418,18 @@ def test_spans_are_the_same_on_first_sighting_again_and_warmed(
     assert locate.warm_layout(store, "a.py", warmed) > 0
     assert first == again == third == rank_spans(store, request, file, shared=warmed)
     assert first == rank_spans(store, request, file, chunks=chunks)
+
+
+def test_a_file_without_chunks_ranks_no_spans_on_every_call() -> None:
+    """A file the index holds no chunks of: no spans, on its first call, on the call
+    that would build its word table and after warming."""
+    store: Any = _ChunkStore([])
+    request = LocateRequest(task="retry", keywords=("retry",))
+    file = LocatedFile("a.py", 800, (), (), False, True)
+    shared: dict[str, Any] = {}
+    for _ in range(locate._TABLE_AT + 1):
+        assert rank_spans(store, request, file, shared=shared) == ()
+    assert shared["locate.spans"]["a.py"].words == {}
+    warmed: dict[str, Any] = {}
+    locate.warm_layout(store, "a.py", warmed)
+    assert rank_spans(store, request, file, shared=warmed) == ()

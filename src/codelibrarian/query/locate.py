@@ -849,7 +849,8 @@ class _Texts:
         """The word table: each word of a part's chunk (:func:`_words`) -> the bit mask
         of the parts whose chunk has it."""
         other = dict(self.other)
-        ends = (*self.offsets[1:], len(self.whole) + 1)
+        # each text ends one before the next begins (the newline between), the last at the end
+        ends = (*self.offsets[1:], len(self.whole) + 1) if self.offsets else ()
         words: dict[str, int] = {}
         for k, (begin, end) in enumerate(zip(self.offsets, ends, strict=True)):
             text = other.get(k)
