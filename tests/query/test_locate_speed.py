@@ -10,6 +10,7 @@ with the plain one on drawn inputs.
 
 from __future__ import annotations
 
+import dataclasses
 import heapq
 import random
 from pathlib import Path
@@ -165,6 +166,9 @@ class _SymbolStore:
     def symbols(self, path: str | None = None, name: str | None = None) -> list[Symbol]:
         return list(self._symbols)
 
+    def symbol_lines(self, path: str) -> dict[str, int]:
+        return {s.name: s.start_line for s in self._symbols}
+
 
 def _chunks(rnd: random.Random) -> list[Chunk]:
     out = []
@@ -289,3 +293,143 @@ def test_the_canonical_graph_is_rebuilt_for_a_new_index_generation(tmp_path: Pat
     assert second.targets.tolist() == sorted(set(second.targets.tolist()))
     for sources in runs.values():
         assert [second.index[s] for s in sources] == sorted(second.index[s] for s in sources)
+
+
+def test_span_frames_read_from_symbol_lines_match_the_full_symbols(tmp_path: Path) -> None:
+    """A layout reads only ``name -> first line`` of a file's symbols: on a real index,
+    with names defined more than once, that map is the one the full symbol rows give
+    (the last of a name wins) and the spans' frames are those of the owners' rows."""
+    from codelibrarian.index.indexer import index_workspace
+    from codelibrarian.index.store import open_store
+    from tests.helpers import make_repo
+
+    body = (
+        "class Client:\n"
+        "    def run(self):\n        return 1\n\n"
+        "    def retry(self):\n        return 2\n\n\n"
+        "def run():\n    return 3\n\n\n"
+        "class Pool:\n"
+        "    class Client:\n"
+        "        def run(self):\n            return 4\n\n"
+        "    def run(self):\n        return 5\n"
+    )
+    repo = make_repo(tmp_path / "r", {"a.py": body, "b.py": body.replace("Pool", "Queue")})
+    index_workspace(repo)
+    with open_store(repo, readonly=True) as store:
+        for path in ("a.py", "b.py"):
+            full = {s.name: s for s in store.symbols(path=path)}
+            assert store.symbol_lines(path) == {k: s.start_line for k, s in full.items()}
+            assert len(full) < len(store.symbols(path=path))  # some names repeat
+            layout = locate._layout(store, path, None)
+            for part in layout.parts:
+                c = part.chunk
+                owner = c.symbol.rsplit(".", 1)[0] if c.symbol and "." in c.symbol else None
+                parent = full.get(owner.rsplit(".", 1)[-1]) if owner else None
+                want = (
+                    (parent.start_line,)
+                    if parent is not None and parent.start_line < c.start_line
+                    else ()
+                )
+                assert part.frame == want
+            assert any(part.frame for part in layout.parts)
+        assert store.symbol_lines("missing.py") == {}
+
+
+_TEXT_ALPHABET = "aB_9 İK\u212a.xyZ(0é\n"
+_text = st.text(alphabet=_TEXT_ALPHABET, max_size=60) | st.lists(
+    st.sampled_from(
+        ("retry", "Retry_2", "0x1F", "x1f", "9_a", "a9", "İd", "\u212aid", "TIMEOUT", "é", ".", " ")
+    ),
+    max_size=12,
+).map("".join)
+_word = st.text(alphabet="aBk_9xİ.", min_size=1, max_size=5) | st.sampled_from(
+    ("retry", "retry_2", "x1f", "0x1f", "_a", "a9", "timeout", "id", "d", "k", "kid", "Retry")
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_text, max_size=8), st.lists(_word, max_size=8))
+def test_words_found_in_the_texts_are_the_word_tables_entries(
+    texts: list[str], probes: list[str]
+) -> None:
+    """A first-sighting call finds each task word in the chunk texts; the mask must be
+    the word table's entry for it, for any word (the table's own and any other)."""
+    table: dict[str, int] = {}
+    for k, text in enumerate(texts):
+        for w in locate._words(text):
+            table[w] = table.get(w, 0) | (1 << k)
+    found = locate._Texts.of(tuple(texts))
+    for word in [*table, *probes, *(p.lower() for p in probes)]:
+        assert found.mask(word) == table.get(word, 0), word
+    assert found.table() == table
+
+
+class _ChunkStore:
+    def __init__(self, chunks: list[Chunk]) -> None:
+        self._chunks = chunks
+        self.reads = 0
+
+    def chunks_for(self, path: str) -> list[Chunk]:
+        self.reads += 1
+        return list(self._chunks)
+
+    def symbol_lines(self, path: str) -> dict[str, int]:
+        return {"Client": 1}
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 2**32), st.lists(_text, min_size=1, max_size=6), st.booleans())
+def test_spans_are_the_same_on_first_sighting_again_and_warmed(
+    seed: int, extra: list[str], diff: bool
+) -> None:
+    """The first two calls that rank a file's spans (task words found in the texts
+    read with its layout), the third (which builds the word table from those texts)
+    and a warmed layout give the same spans."""
+    rnd = random.Random(seed)
+    chunks = _chunks(rnd)
+    chunks = [
+        dataclasses.replace(c, text=c.text + " " + extra[i % len(extra)])
+        for i, c in enumerate(chunks)
+    ]
+    hits = tuple(
+        ChunkHit(c.chunk_id, c.path, c.start_line, c.end_line, c.symbol, c.kind, 500, 10)
+        for c in chunks[:3]
+    )
+    request = LocateRequest(
+        task="retry the client",
+        keywords=("retry", "client", "x1f", "timeouts", "Id"),
+        changed=("b.py",) if diff else (),
+        diff_words=("Timeout", "0x1F", "parse", "İd", "retry_2") if diff else (),
+    )
+    file = LocatedFile("a.py", 800, (), hits, False, True)
+    store: Any = _ChunkStore(chunks)
+    shared: dict[str, Any] = {}
+    first = rank_spans(store, request, file, shared=shared)
+    layout = shared["locate.spans"]["a.py"]
+    assert layout.words is None and layout.texts is not None  # no word table built
+    again = rank_spans(store, request, file, shared=shared)
+    assert shared["locate.spans"]["a.py"].words is None
+    third = rank_spans(store, request, file, shared=shared)
+    layout = shared["locate.spans"]["a.py"]
+    assert layout.words is not None and layout.texts is None  # the table, from the texts
+    assert rank_spans(store, request, file, shared=shared) == third
+    assert store.reads == 1  # read once
+    warmed: dict[str, Any] = {}
+    assert locate.warm_layout(store, "a.py", warmed) > 0
+    assert first == again == third == rank_spans(store, request, file, shared=warmed)
+    assert first == rank_spans(store, request, file, chunks=chunks)
+
+
+def test_a_file_without_chunks_ranks_no_spans_on_every_call() -> None:
+    """A file the index holds no chunks of: no spans, on its first call, on the call
+    that would build its word table and after warming."""
+    store: Any = _ChunkStore([])
+    request = LocateRequest(task="retry", keywords=("retry",))
+    file = LocatedFile("a.py", 800, (), (), False, True)
+    shared: dict[str, Any] = {}
+    for _ in range(locate._TABLE_AT + 1):
+        assert rank_spans(store, request, file, shared=shared) == ()
+    assert shared["locate.spans"]["a.py"].words == {}
+    warmed: dict[str, Any] = {}
+    locate.warm_layout(store, "a.py", warmed)
+    assert rank_spans(store, request, file, shared=warmed) == ()

@@ -79,6 +79,7 @@ class Storage(Protocol):
     def files(self) -> list[FileRecord]: ...
     def file(self, path: str) -> FileRecord | None: ...
     def symbols(self, path: str | None = None, name: str | None = None) -> list[Symbol]: ...
+    def symbol_lines(self, path: str) -> dict[str, int]: ...
     def definition_paths(self, name: str, limit: int) -> list[str]: ...
     def name_part_counts(self, parts: Collection[str]) -> dict[str, int]: ...
     def references(self, path: str | None = None, name: str | None = None) -> list[Reference]: ...
@@ -270,6 +271,17 @@ class SqliteStore:
             args,
         ).fetchall()
         return [Symbol(*r) for r in rows]
+
+    def symbol_lines(self, path: str) -> dict[str, int]:
+        """``name -> first line`` of the symbols of ``path``; a name defined more than once
+        gives the last of :meth:`symbols`' order. What a span layout reads of a file's
+        symbols (where a member's owner starts), without building each :class:`Symbol`."""
+        rows = self._conn.execute(
+            "SELECT s.name, s.start_line FROM symbols s JOIN files f ON f.id = s.file_id "
+            "WHERE f.path = ? ORDER BY s.start_line, s.end_line DESC, s.name, s.kind",
+            (path,),
+        ).fetchall()
+        return dict(rows)
 
     def definition_paths(self, name: str, limit: int) -> list[str]:
         """The paths of the first ``limit`` definitions of ``name`` (one per definition)."""
