@@ -32,7 +32,6 @@ Weights were fitted on the tuning repositories of benchmarks/ctxbench.md
 from __future__ import annotations
 
 import bisect
-import functools
 import heapq
 import posixpath
 import re
@@ -677,24 +676,10 @@ class _Layout:
     words: each lower-cased word of a chunk -> a bit mask of the parts (by position in
     ``parts``) whose chunk has it. One table per file rather than a set per chunk: a
     warm process keeps thousands of layouts, and a class chunk repeats its methods'
-    words.
-
-    The table costs a scan of every word of every chunk, which a file ranked once
-    or twice does not repay: until its :data:`_TABLE_AT` th call (or its warming,
-    :func:`warm_layout`) ``words`` is None and the layout keeps its chunk texts
-    (``texts``, smaller than the table), in which a call finds its task's few words
-    (:class:`_Texts`); that call builds the table from them and lets them go."""
+    words."""
 
     parts: tuple[_Part, ...]
-    words: dict[str, int] | None
-    texts: _Texts | None = None
-    #: the calls that ranked this file's spans so far
-    calls: int = 0
-
-
-#: the call that builds a file's word table: most files a task ranks are ranked once
-#: (258 of 301 over 20 distinct tasks at 20,000 files), a few again and again
-_TABLE_AT = 3
+    words: dict[str, int]
 
 
 def _bit_counts(masks: Iterable[int], n: int) -> list[int]:
@@ -709,17 +694,15 @@ def _bit_counts(masks: Iterable[int], n: int) -> list[int]:
     return counts
 
 
-def _layout_parts(
-    store: Storage, path: str, chunks: Sequence[Chunk] | None
-) -> tuple[tuple[_Part, ...], tuple[str, ...]]:
-    """A file's parts in line order and their chunks' texts (by part position)."""
+def _layout(store: Storage, path: str, chunks: Sequence[Chunk] | None) -> _Layout:
+    """The span layout of a file (task-independent; see :func:`rank_spans`)."""
     rows = list(chunks) if chunks is not None else store.chunks_for(path)
     if not rows:
-        return (), ()
+        return _Layout((), {})
     # where each symbol name starts: a member's frame is its owner's first line
     starts_of = store.symbol_lines(path)
     out: list[_Part] = []
-    texts: list[str] = []
+    words: dict[str, int] = {}
     ordered = sorted(rows, key=lambda c: (c.start_line, c.end_line, c.chunk_id))
     starts = [c.start_line for c in ordered]
     for index, c in enumerate(ordered):
@@ -733,7 +716,9 @@ def _layout_parts(
             parent = starts_of.get(owner.rsplit(".", 1)[-1])
             if parent is not None and parent < c.start_line:
                 frame = (parent,)
-        texts.append(c.text)
+        bit = 1 << len(out)
+        for word in _words(c.text):
+            words[word] = words.get(word, 0) | bit
         # scoring reads only the words: layouts stay small (built directly: ``replace``
         # costs 7 us a chunk, and a first-seen file of a large repository has hundreds)
         bare = Chunk(
@@ -758,145 +743,27 @@ def _layout_parts(
                 container,
             )
         )
-    return tuple(out), tuple(texts)
-
-
-def _layout(store: Storage, path: str, chunks: Sequence[Chunk] | None) -> _Layout:
-    """The span layout of a file with its word table (task-independent; see
-    :func:`rank_spans`)."""
-    parts, texts = _layout_parts(store, path, chunks)
-    return _Layout(parts, _Texts.of(texts).table())
+    return _Layout(tuple(out), words)
 
 
 def warm_layout(store: Storage, path: str, shared: dict[str, Any]) -> int:
-    """Build ``path``'s span layout, with its word table, into ``shared`` (the memo
-    :func:`rank_spans` reads) ahead of a call that needs it; returns its size in words
-    (0 when it was there already), for a caller that bounds what it keeps. A call
-    then reads the table instead of the chunk texts: the same masks (tested), so
-    warming never changes an answer."""
+    """Build ``path``'s span layout into ``shared`` (the memo :func:`rank_spans` reads)
+    ahead of a call that needs it; returns its size in words (0 when it was there
+    already), for a caller that bounds what it keeps. The layout is the one
+    ``rank_spans`` would build itself, so warming never changes an answer."""
     layouts: dict[str, _Layout] = shared.setdefault("locate.spans", {})
-    known = layouts.get(path)
-    if known is not None and known.words is not None:
+    if path in layouts:
         return 0
-    layout = _layout(store, path, None)
-    layouts[path] = layout
-    return len(layout.words or ()) + len(layout.parts)
+    layout = layouts[path] = _layout(store, path, None)
+    return len(layout.words) + len(layout.parts)
 
 
 def _words(text: str) -> frozenset[str]:
     """The lower-cased words of a chunk."""
-    if text.isascii():  # lower-casing ASCII first finds the same words, lower-cased
-        return _lowered_words(text.lower())
-    return frozenset(sys.intern(w.lower()) for w in _WORD.findall(text))
-
-
-def _lowered_words(lowered: str) -> frozenset[str]:
-    """:func:`_words` of an ASCII text, given lower-cased."""
     # interned: a warm process keeps the layouts of thousands of files, whose words repeat
-    return frozenset(map(sys.intern, _WORD.findall(lowered)))
-
-
-#: what a chunk word can be: :func:`_words` finds ``_WORD`` runs, lower-cased
-_CHUNK_WORD = re.compile(r"[a-z_][a-z0-9_]*")
-_RUN_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
-
-
-@functools.lru_cache(maxsize=4096)
-def _word_patterns(word: str) -> tuple[re.Pattern[str], re.Pattern[str]] | None:
-    """How :class:`_Texts` finds ``word``; None when no chunk word can equal it.
-
-    A chunk word is a run of ASCII letters, digits and ``_`` without its leading
-    digits, lower-cased (``0x1F`` gives ``x1f``; any other character, ASCII or not,
-    ends a run). The first pattern finds ``word`` ending a run in lower-cased ASCII
-    text (what may precede it is looked at by the caller); the second finds it as a
-    chunk word in a text as written, in any ASCII case."""
-    if not _CHUNK_WORD.fullmatch(word):
-        return None
-    quoted = re.escape(word)
-    return (
-        re.compile(quoted + r"(?![a-z0-9_])"),
-        re.compile(
-            r"(?<![A-Za-z0-9_])[0-9]*" + quoted + r"(?![A-Za-z0-9_])", re.ASCII | re.IGNORECASE
-        ),
-    )
-
-
-@dataclass(frozen=True, slots=True)
-class _Texts:
-    """The chunk texts of a file's parts, for a call that ranks its spans without the
-    word table: a task has a few words, and finding each in the texts costs a fraction
-    of listing every word of every chunk.
-
-    The ASCII texts are searched lower-cased, joined into one string (a newline
-    between two ends any run); a text with other characters is searched as written
-    (lower-casing ``\u212a`` gives ``k``, which would join two runs)."""
-
-    #: every text lower-cased, joined by newlines, and where each begins in it
-    whole: str
-    offsets: tuple[int, ...]
-    #: the texts that are not ASCII, by part position
-    other: tuple[tuple[int, str], ...]
-
-    @classmethod
-    def of(cls, texts: Sequence[str]) -> _Texts:
-        lowered = [t.lower() for t in texts]
-        offsets, at = [], 0
-        for low in lowered:
-            offsets.append(at)
-            at += len(low) + 1
-        other = tuple((k, t) for k, t in enumerate(texts) if not t.isascii())
-        return cls("\n".join(lowered), tuple(offsets), other)
-
-    def table(self) -> dict[str, int]:
-        """The word table: each word of a part's chunk (:func:`_words`) -> the bit mask
-        of the parts whose chunk has it."""
-        other = dict(self.other)
-        # each text ends one before the next begins (the newline between), the last at the end
-        ends = (*self.offsets[1:], len(self.whole) + 1) if self.offsets else ()
-        words: dict[str, int] = {}
-        for k, (begin, end) in enumerate(zip(self.offsets, ends, strict=True)):
-            text = other.get(k)
-            found = (
-                _words(text) if text is not None else _lowered_words(self.whole[begin : end - 1])
-            )
-            bit = 1 << k
-            for word in found:
-                words[word] = words.get(word, 0) | bit
-        return words
-
-    def mask(self, word: str) -> int:
-        """The bit mask of the parts whose chunk has ``word`` (the word table's entry)."""
-        whole = self.whole
-        # lower-casing keeps every ASCII run, lower-cased: no substring, no such run
-        if word not in whole:
-            return 0
-        patterns = _word_patterns(word)
-        if patterns is None:
-            return 0
-        ending, written = patterns
-        offsets = self.offsets
-        odd = {k for k, _ in self.other}
-        mask = 0
-        at = 0
-        while (found := ending.search(whole, at)) is not None:
-            i = found.start()
-            k = bisect.bisect_right(offsets, i) - 1
-            nxt = offsets[k + 1] if k + 1 < len(offsets) else len(whole)
-            if k in odd:
-                at = nxt  # looked at below
-                continue
-            j = i
-            while j > 0 and whole[j - 1].isdigit():  # ASCII here: 0-9 only
-                j -= 1
-            if j == 0 or whole[j - 1] not in _RUN_CHARS:
-                mask |= 1 << k
-                at = nxt  # one hit is enough for this part
-            else:
-                at = i + 1
-        for k, text in self.other:
-            if written.search(text) is not None:
-                mask |= 1 << k
-        return mask
+    if text.isascii():  # lower-casing ASCII first finds the same words, lower-cased
+        return frozenset(map(sys.intern, _WORD.findall(text.lower())))
+    return frozenset(sys.intern(w.lower()) for w in _WORD.findall(text))
 
 
 def _span_key(item: tuple[int, _Part, dict[str, int]]) -> tuple[int, int, int]:
@@ -924,17 +791,9 @@ def rank_spans(
     layouts: dict[str, _Layout] = {} if shared is None else shared.setdefault("locate.spans", {})
     layout = layouts.get(file.path) if chunks is None else None
     if layout is None:
-        # first sighting: the parts, and their texts to find the task's words in
-        parts, found = _layout_parts(store, file.path, chunks)
-        layout = _Layout(parts, None, _Texts.of(found), 1)
-    elif layout.texts is not None:
-        calls = layout.calls + 1
-        if calls >= _TABLE_AT:
-            layout = _Layout(layout.parts, layout.texts.table(), None, calls)
-        else:
-            layout = _Layout(layout.parts, None, layout.texts, calls)
-    if chunks is None:
-        layouts[file.path] = layout
+        layout = _layout(store, file.path, chunks)
+        if chunks is None:
+            layouts[file.path] = layout
     if not layout.parts:
         return ()
     terms = request.terms()
@@ -945,15 +804,10 @@ def rank_spans(
     names_on = "span_names" not in off
     body_on = bool(terms) and "span_body" not in off
     n = len(layout.parts)
-    texts = layout.texts if layout.words is None else None
-    table = layout.words if layout.words is not None else {}
-
-    def mask(word: str) -> int:
-        return texts.mask(word) if texts is not None else table.get(word, 0)
-
+    index = layout.words
     # per part: how many of the terms / diff words its chunk has (the words' bit masks)
-    body = _bit_counts((mask(t) for t in terms), n) if body_on else []
-    uses = _bit_counts((mask(w) for w in diff_words), n) if diff_words else []
+    body = _bit_counts((index.get(t, 0) for t in terms), n) if body_on else []
+    uses = _bit_counts((index.get(w, 0) for w in diff_words), n) if diff_words else []
     scored: list[tuple[int, _Part, dict[str, int]]] = []
     for k, part in enumerate(layout.parts):
         c = part.chunk
