@@ -525,12 +525,10 @@ def _index(
         cold = len(todo) >= _BULK_FILES and len(todo) == len(listed) and wanted is None
         with store.bulk_load() if cold else contextlib.nullcontext():
             if early is None:
-                states = store.file_states([p for p, _ in todo]) if len(todo) < 512 else None
-                states = states if states is not None else store.file_states()
-                early = _Parse.start(
+                early = _Parse.of_listed(
+                    store,
                     root,
                     todo,
-                    {p: states[p][0] for p, _ in todo if p in states},
                     max_tokens=max_tokens,
                     n_workers=n_workers,
                     blobs=blobs,
@@ -653,6 +651,32 @@ class _Parse:
             n_workers if use_pool else 1,
         )  # fmt: skip
 
+    @classmethod
+    def of_listed(
+        cls,
+        store: SqliteStore,
+        root: Path,
+        todo: Sequence[tuple[str, int]],
+        *,
+        max_tokens: int,
+        n_workers: int,
+        blobs: BlobCache | None,
+        warming: threading.Thread | None = None,
+    ) -> _Parse:
+        """:meth:`start` for files the index already lists: their blob ids are read from
+        it (by path for a few hundred files, else the whole table in one read)."""
+        paths = [p for p, _ in todo]
+        states = store.file_states(paths) if len(paths) < 512 else store.file_states()
+        return cls.start(
+            root,
+            todo,
+            {p: states[p][0] for p in paths if p in states},
+            max_tokens=max_tokens,
+            n_workers=n_workers,
+            blobs=blobs,
+            warming=warming,
+        )
+
     def write(
         self,
         store: SqliteStore,
@@ -721,14 +745,8 @@ def _parse_and_write(
     blobs: BlobCache | None,
 ) -> list[tuple[str, str]]:
     """Parse ``todo`` (cache first) and write each batch; returns the parse errors."""
-    states = store.file_states([p for p, _ in todo])
-    run = _Parse.start(
-        root,
-        todo,
-        {p: s[0] for p, s in states.items()},
-        max_tokens=max_tokens,
-        n_workers=n_workers,
-        blobs=blobs,
+    run = _Parse.of_listed(
+        store, root, todo, max_tokens=max_tokens, n_workers=n_workers, blobs=blobs
     )
     return run.write(store, resolver=resolver, progress=None, blobs=blobs)
 
