@@ -156,13 +156,19 @@ def test_sigterm_during_a_transaction_releases_the_lock_cleanly(
         text=True,
     )
     assert proc.stderr is not None
-    for line in proc.stderr:
-        if line.strip() == "stage parse":
-            break
-    time.sleep(0.2)
-    proc.send_signal(signal.SIGTERM)
-    assert proc.wait(timeout=10) == 128 + signal.SIGTERM
-    proc.stderr.close()
+    try:
+        for line in proc.stderr:
+            if line.strip() == "stage parse":
+                break
+        # at once: the workers start parsing before this line (while the listing is
+        # written), so what is left after it (the batches' writes, the graphs) takes
+        # a few tenths of a second, and a pause here could let the run finish first
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=10) == 128 + signal.SIGTERM
+    finally:
+        proc.kill()
+        proc.wait()
+        proc.stderr.close()
     owner = read_owner(_db(repo))  # what the stopped writer left in its lock file
     assert owner is not None and owner.state == "released"
     assert_sound(repo, complete=False)
