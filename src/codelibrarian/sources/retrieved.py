@@ -58,7 +58,7 @@ from .excerpts import (
     focus_from_index,
     numbered,
     prose_lines,
-    word_lines,
+    word_lines_of,
 )
 from .ranking import FileRank, is_test_path, rank_files, rank_spans, request_for
 
@@ -280,14 +280,9 @@ class RetrievedSource:
         rows = ctx.lines(rank.path)
         if not rows:
             return []
-        index_memo: dict[str, dict[str, tuple[int, ...]]] = ctx.memo.setdefault(
-            "shared", {}
-        ).setdefault("retrieved.words", {})
-        index = index_memo.get(rank.path)
-        if index is None:
-            index = word_lines(rows)
-            if len(index_memo) < _SPAN_MEMO:
-                index_memo[rank.path] = index
+        # only the lines naming the task's words are read (``word_lines_of``): no
+        # whole-file word table is built or kept per file
+        index = word_lines_of(rows, (*words[0], *words[1]))
         scores = focus_from_index(index, *words)
         # only the lines a window could be opened for: the best ones, in a total order
         ranked = sorted(
