@@ -46,6 +46,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections import defaultdict
+from dataclasses import replace
 
 from ..composer.excerpt import render_excerpt
 from ..composer.types import Candidate
@@ -196,6 +197,17 @@ def _test_stems(path: str) -> str:
     return stem
 
 
+def _with_relevance(parts: list[tuple[int, Candidate]], relevance: int) -> list[Candidate]:
+    """A span's candidates at ``relevance`` (each part's share of it): the same objects
+    when they have it already, else copies that differ only in it (id, text and
+    estimate do not depend on it)."""
+    out: list[Candidate] = []
+    for divisor, cand in parts:
+        wanted = clamp(relevance // divisor)
+        out.append(cand if cand.relevance == wanted else replace(cand, relevance=wanted))
+    return out
+
+
 class RetrievedSource:
     """Ranked spans of the top files (``semantic_match``) and their tests."""
 
@@ -233,8 +245,10 @@ class RetrievedSource:
         offers.sort(key=lambda o: (-o[0], o[1], o[2].start, o[2].chunk_id))
         room = ctx.budget * _OFFER_BUDGETS
         # a span's candidates depend only on these inputs and the file's lines, which
-        # hold for the index generation: a resident server builds each one once
-        made_before: dict[tuple[object, ...], list[Candidate]] = ctx.memo.setdefault(
+        # hold for the index generation: a resident server builds each one once, and
+        # a span offered again at another relevance (another task) takes its new
+        # relevance on the same excerpt (``_with_relevance``)
+        made_before: dict[tuple[object, ...], list[tuple[int, Candidate]]] = ctx.memo.setdefault(
             "shared", {}
         ).setdefault("retrieved.spans", {})
         for relevance, path, span in offers:
@@ -246,16 +260,16 @@ class RetrievedSource:
                 span.end,
                 span.own,
                 span.frame,
-                relevance,
                 cap,
                 ctx.recency.get(path, 0),
                 ctx.tokenizer.name,
             )
-            made = made_before.get(key)
-            if made is None:
-                made = self._span(ctx, ctx.lines(path), span, relevance=relevance, cap=cap)
+            parts = made_before.get(key)
+            if parts is None:
+                parts = self._span(ctx, ctx.lines(path), span, relevance=relevance, cap=cap)
                 if len(made_before) < _SPAN_MEMO:
-                    made_before[key] = made
+                    made_before[key] = parts
+            made = _with_relevance(parts, relevance)
             room -= sum(c.token_estimate for c in made)
             out.extend(made)
         if ctx.budget >= _TESTS_FROM_BUDGET:
@@ -382,7 +396,9 @@ class RetrievedSource:
         *,
         relevance: int,
         cap: int,
-    ) -> list[Candidate]:
+    ) -> list[tuple[int, Candidate]]:
+        """The span's candidates, each with the divisor of ``relevance`` it was given
+        (1 for the code, 2 for split-off prose)."""
         path = span.path
         lines = numbered(rows, span.own, span.frame)
         prose = prose_lines(lines) - set(span.frame)
@@ -393,29 +409,32 @@ class RetrievedSource:
             keep = {*span.frame, first}
             code = tuple(x for x in lines if x[0] not in prose or x[0] in keep)
             told = tuple(x for x in lines if x[0] in prose or x[0] in keep)
-            parts = [("", code, relevance), ("prose", told, relevance // 2)]
+            parts = [("", code, 1), ("prose", told, 2)]
         else:
-            parts = [("", lines, relevance)]
-        out: list[Candidate] = []
-        for tag, excerpt, rel in parts:
+            parts = [("", lines, 1)]
+        out: list[tuple[int, Candidate]] = []
+        for tag, excerpt, divisor in parts:
             fitted = fit_excerpt(ctx.tokenizer, excerpt, cap, keep=span.frame)
             if not fitted:
                 continue
             out.append(
-                ctx.candidate(
-                    kind="semantic_match",
-                    lane="retrieved",
-                    path=path,
-                    content=render_excerpt(fitted),
-                    title=path,
-                    discriminator=f"{span.start}-{span.end}{tag}",
-                    relevance=rel,
-                    specificity=600,
-                    risk=300,
-                    recency_bucket=ctx.recency.get(path, 0),
-                    lines=(fitted[0][0], fitted[-1][0]),
-                    language=_language(path),
-                    excerpt=fitted,
+                (
+                    divisor,
+                    ctx.candidate(
+                        kind="semantic_match",
+                        lane="retrieved",
+                        path=path,
+                        content=render_excerpt(fitted),
+                        title=path,
+                        discriminator=f"{span.start}-{span.end}{tag}",
+                        relevance=relevance // divisor,
+                        specificity=600,
+                        risk=300,
+                        recency_bucket=ctx.recency.get(path, 0),
+                        lines=(fitted[0][0], fitted[-1][0]),
+                        language=_language(path),
+                        excerpt=fitted,
+                    ),
                 )
             )
         return out
