@@ -25,6 +25,7 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from itertools import accumulate
+from operator import add
 
 from ..composer.excerpt import render_excerpt
 from ..index.tokenize import name_parts
@@ -162,6 +163,12 @@ def _line_words(text: str) -> set[str]:
     return words
 
 
+def _starts(rows: Sequence[str]) -> list[int]:
+    """Offsets in ``"\\n".join(rows)`` where each row starts, and one past the end
+    (the row lengths summed, plus one newline per row before it; no Python loop)."""
+    return list(map(add, accumulate(map(len, rows), initial=0), range(len(rows) + 1)))
+
+
 def word_lines_of(rows: Sequence[str], wanted: Iterable[str]) -> dict[str, tuple[int, ...]]:
     """:func:`word_lines` of ``rows`` kept to the ``wanted`` words (lower-cased), without
     reading every line's identifiers.
@@ -179,11 +186,11 @@ def word_lines_of(rows: Sequence[str], wanted: Iterable[str]) -> dict[str, tuple
     if text.isascii():
         low = text.lower()
         # lower-casing ASCII keeps every offset: line starts from the rows' lengths
-        starts = list(accumulate((len(r) + 1 for r in rows), initial=0))
+        starts = _starts(rows)
     else:
         lows = [r.lower() for r in rows]  # a few characters lower to two
         low = "\n".join(lows)
-        starts = list(accumulate((len(r) + 1 for r in lows), initial=0))
+        starts = _starts(lows)
     seen: set[int] = set()
     for word in want:
         if not word:
