@@ -174,22 +174,20 @@ def test_the_words_of_a_task_are_found_in_upper_case_and_inside_identifiers() ->
 
 def _prose_lines_by_rule(lines: tuple[tuple[int, str], ...]) -> frozenset[int]:
     """What ``prose_lines`` means, stated plainly: a docstring runs from a line that
-    starts with triple quotes to the line that closes them; a comment line starts
-    with a comment marker."""
+    starts with triple quotes to the first later line holding them again (or to the
+    end); a comment line starts with a comment marker."""
     out: set[int] = set()
-    closing: str | None = None
-    for number, text in lines:
-        stripped = text.strip()
-        if closing is not None:
-            out.add(number)
-            if closing in stripped:
-                closing = None
-        elif stripped[:3] in ('"""', "'''"):
-            out.add(number)
-            if stripped[:3] not in stripped[3:]:
-                closing = stripped[:3]
-        elif any(stripped.startswith(m) for m in ("#", "//", "/*", "*", "--", "///")):
-            out.add(number)
+    i = 0
+    while i < len(lines):
+        head = lines[i][1].strip()
+        quote = head[:3]
+        last = i
+        if quote in ('"""', "'''") and quote not in head[3:]:
+            later = [k for k in range(i + 1, len(lines)) if quote in lines[k][1]]
+            last = later[0] if later else len(lines) - 1
+        if last > i or quote in ('"""', "'''") or head.startswith(("#", "//", "/*", "*", "--")):
+            out.update(number for number, _ in lines[i : last + 1])
+        i = last + 1
     return frozenset(out)
 
 

@@ -38,22 +38,16 @@ TASKS = (
 )
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    root = make_repo(tmp_path / "net", FILES)
-    with Librarian(root) as lib:
-        lib.index()
-    return root
-
-
 def _pack(lib: Librarian, task: str) -> tuple[str, str]:
     r = lib.compose(task, budget=4000, as_of=AS_OF, use_cache=False, record=False)
     return r.text, r.cache_key
 
 
 def test_spans_met_again_at_another_relevance_compose_as_built_afresh(
-    repo: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    repo = make_repo(tmp_path / "net", FILES)
+    Librarian(repo).index()
     fresh = []
     for task in TASKS:
         with Librarian(repo) as lib:

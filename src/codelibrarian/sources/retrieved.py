@@ -197,6 +197,34 @@ def _test_stems(path: str) -> str:
     return stem
 
 
+def _excerpt_candidate(
+    ctx: SourceContext,
+    path: str,
+    fitted: Excerpt,
+    *,
+    kind: str = "semantic_match",
+    discriminator: str = "",
+    relevance: int,
+    specificity: int = 600,
+) -> Candidate:
+    """A candidate showing ``fitted`` lines of ``path`` (risk 300, the file's recency)."""
+    return ctx.candidate(
+        kind=kind,
+        lane="retrieved",
+        path=path,
+        content=render_excerpt(fitted),
+        title=path,
+        discriminator=discriminator,
+        relevance=relevance,
+        specificity=specificity,
+        risk=300,
+        recency_bucket=ctx.recency.get(path, 0),
+        lines=(fitted[0][0], fitted[-1][0]),
+        language=_language(path),
+        excerpt=fitted,
+    )
+
+
 def _with_relevance(parts: list[tuple[int, Candidate]], relevance: int) -> list[Candidate]:
     """A span's candidates at ``relevance`` (each part's share of it): the same objects
     when they have it already, else copies that differ only in it (id, text and
@@ -350,20 +378,8 @@ class RetrievedSource:
             made = []
             if fitted:
                 made.append(
-                    ctx.candidate(
-                        kind="semantic_match",
-                        lane="retrieved",
-                        path=rank.path,
-                        content=render_excerpt(fitted),
-                        title=rank.path,
-                        discriminator="focus",
-                        relevance=relevance,
-                        specificity=600,
-                        risk=300,
-                        recency_bucket=ctx.recency.get(rank.path, 0),
-                        lines=(fitted[0][0], fitted[-1][0]),
-                        language=_language(rank.path),
-                        excerpt=fitted,
+                    _excerpt_candidate(
+                        ctx, rank.path, fitted, discriminator="focus", relevance=relevance
                     )
                 )
             if len(made_before) < _SPAN_MEMO:
@@ -417,26 +433,14 @@ class RetrievedSource:
             fitted = fit_excerpt(ctx.tokenizer, excerpt, cap, keep=span.frame)
             if not fitted:
                 continue
-            out.append(
-                (
-                    divisor,
-                    ctx.candidate(
-                        kind="semantic_match",
-                        lane="retrieved",
-                        path=path,
-                        content=render_excerpt(fitted),
-                        title=path,
-                        discriminator=f"{span.start}-{span.end}{tag}",
-                        relevance=relevance // divisor,
-                        specificity=600,
-                        risk=300,
-                        recency_bucket=ctx.recency.get(path, 0),
-                        lines=(fitted[0][0], fitted[-1][0]),
-                        language=_language(path),
-                        excerpt=fitted,
-                    ),
-                )
+            made = _excerpt_candidate(
+                ctx,
+                path,
+                fitted,
+                discriminator=f"{span.start}-{span.end}{tag}",
+                relevance=relevance // divisor,
             )
+            out.append((divisor, made))
         return out
 
     def _tests(
@@ -491,19 +495,13 @@ class RetrievedSource:
             if not fitted:
                 continue
             out.append(
-                ctx.candidate(
+                _excerpt_candidate(
+                    ctx,
+                    path,
+                    fitted,
                     kind="test_context",
-                    lane="retrieved",
-                    path=path,
-                    content=render_excerpt(fitted),
-                    title=path,
                     relevance=200 + related[path] // 5,
                     specificity=500,
-                    risk=300,
-                    recency_bucket=ctx.recency.get(path, 0),
-                    lines=(fitted[0][0], fitted[-1][0]),
-                    language=_language(path),
-                    excerpt=fitted,
                 )
             )
         return out
