@@ -7,10 +7,10 @@ Helpers the lanes share so every excerpt is made the same way:
   comment block), so "bodies beat prose" when room is short;
 - :func:`fit_excerpt` — the longest excerpt within a cap: frame lines first,
   prose dropped before code, then the tail cut;
-- :func:`word_lines`, :func:`focus_from_index`, :func:`focus_excerpt` — focus
-  windows: which lines of a file name the words a change or task names, scored,
-  and windows of ``WINDOW`` lines around the best of them, each with the
-  signature of the definition it sits in, under a cap.
+- :func:`word_lines` (:func:`word_lines_of` for a few words), :func:`focus_from_index`,
+  :func:`focus_excerpt` — focus windows: which lines of a file name the words a
+  change or task names, scored, and windows of ``WINDOW`` lines around the best of
+  them, each with the signature of the definition it sits in, under a cap.
 
 **Focus windows.** A file a change ripples into is often edited in several places,
 each deep inside a function; whole definitions show one or two of them before the
@@ -145,8 +145,8 @@ def fit_excerpt(
 def word_lines(rows: Sequence[str]) -> dict[str, tuple[int, ...]]:
     """Which lines (1-based) name each word: identifiers lower-cased, whole and in parts.
 
-    Task-independent, so a caller keeps it per file and index generation; a
-    task's focus is then a few look-ups (:func:`focus_from_index`).
+    A task's focus is then a few look-ups (:func:`focus_from_index`); for the few
+    words of one task, :func:`word_lines_of` finds the same lines without the table.
     """
     found: dict[str, list[int]] = {}
     for number, text in enumerate(rows, 1):
