@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from codelibrarian.api import Librarian
 from codelibrarian.composer.excerpt import ELISION, render_excerpt
@@ -13,7 +15,9 @@ from codelibrarian.sources.excerpts import (
     focus_excerpt,
     focus_from_index,
     numbered,
+    prose_lines,
     word_lines,
+    word_lines_of,
 )
 from codelibrarian.tokens import Tokenizer, get_tokenizer
 from tests.helpers import make_repo
@@ -140,3 +144,62 @@ def test_focus_excerpt_keeps_the_most_windows_that_fit(tok: Tokenizer) -> None:
             else:
                 break
         assert got == best, cap
+
+
+_PIECES = ("read", "Timeout", "HTTP", "header_", "x", "İ", "ς", "Σ", " ", "_", ".", "(", "7", "é")
+
+
+@given(
+    rows=st.lists(st.lists(st.sampled_from(_PIECES), max_size=12).map("".join), max_size=12),
+    wanted=st.lists(
+        st.sampled_from(("read", "timeout", "http", "header", "readtimeout", "x", "é", "")),
+        max_size=5,
+    ),
+)
+def test_the_words_of_a_task_are_found_as_the_whole_table_finds_them(
+    rows: list[str], wanted: list[str]
+) -> None:
+    # the focus reads only the lines holding a wanted word: the same lines, per word,
+    # as the whole-file table, whatever the case and non-ASCII characters around them
+    whole = word_lines(rows)
+    want = {w.lower() for w in wanted}
+    assert word_lines_of(rows, wanted) == {w: v for w, v in whole.items() if w in want}
+
+
+def test_the_words_of_a_task_are_found_in_upper_case_and_inside_identifiers() -> None:
+    rows = ["x = READ_TIMEOUT", "def parseHTTPHeader(): pass", "İstanbul header", "nothing"]
+    found = word_lines_of(rows, ("Read", "header", "http", "absent"))
+    assert found == {"read": (1,), "header": (2, 3), "http": (2,)}
+
+
+def _prose_lines_by_rule(lines: tuple[tuple[int, str], ...]) -> frozenset[int]:
+    """What ``prose_lines`` means, stated plainly: a docstring runs from a line that
+    starts with triple quotes to the first later line holding them again (or to the
+    end); a comment line starts with a comment marker."""
+    out: set[int] = set()
+    i = 0
+    while i < len(lines):
+        head = lines[i][1].strip()
+        quote = head[:3]
+        last = i
+        if quote in ('"""', "'''") and quote not in head[3:]:
+            later = [k for k in range(i + 1, len(lines)) if quote in lines[k][1]]
+            last = later[0] if later else len(lines) - 1
+        if last > i or quote in ('"""', "'''") or head.startswith(("#", "//", "/*", "*", "--")):
+            out.update(number for number, _ in lines[i : last + 1])
+        i = last + 1
+    return frozenset(out)
+
+
+@given(
+    st.lists(
+        st.lists(
+            st.sampled_from(('"""', "'''", "#", "//", "*", "--", " ", "x = 1", '"', "'", "\t")),
+            max_size=5,
+        ).map("".join),
+        max_size=15,
+    )
+)
+def test_prose_lines_are_the_docstrings_and_comment_lines(rows: list[str]) -> None:
+    lines = tuple(enumerate(rows, 1))
+    assert prose_lines(lines) == _prose_lines_by_rule(lines)

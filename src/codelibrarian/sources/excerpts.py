@@ -7,10 +7,10 @@ Helpers the lanes share so every excerpt is made the same way:
   comment block), so "bodies beat prose" when room is short;
 - :func:`fit_excerpt` — the longest excerpt within a cap: frame lines first,
   prose dropped before code, then the tail cut;
-- :func:`word_lines`, :func:`focus_from_index`, :func:`focus_excerpt` — focus
-  windows: which lines of a file name the words a change or task names, scored,
-  and windows of ``WINDOW`` lines around the best of them, each with the
-  signature of the definition it sits in, under a cap.
+- :func:`word_lines` (:func:`word_lines_of` for a few words), :func:`focus_from_index`,
+  :func:`focus_excerpt` — focus windows: which lines of a file name the words a
+  change or task names, scored, and windows of ``WINDOW`` lines around the best of
+  them, each with the signature of the definition it sits in, under a cap.
 
 **Focus windows.** A file a change ripples into is often edited in several places,
 each deep inside a function; whole definitions show one or two of them before the
@@ -22,7 +22,10 @@ order is total (score, then line number), so the same inputs give the same lines
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import accumulate
+from operator import add
 
 from ..composer.excerpt import render_excerpt
 from ..index.tokenize import name_parts
@@ -37,6 +40,7 @@ __all__ = [
     "numbered",
     "prose_lines",
     "word_lines",
+    "word_lines_of",
 ]
 
 #: lines shown either side of a focus line when an excerpt is cut to windows
@@ -75,8 +79,8 @@ def prose_lines(lines: Excerpt) -> frozenset[int]:
             if inside in stripped:
                 inside = None
             continue
-        opener = next((q for q in _QUOTES if stripped.startswith(q)), None)
-        if opener is not None:
+        if stripped.startswith(_QUOTES):  # one test, then which of the two (no generator)
+            opener = _QUOTES[0] if stripped.startswith(_QUOTES[0]) else _QUOTES[1]
             out.add(number)
             rest = stripped[len(opener) :]
             if opener not in rest:
@@ -141,15 +145,64 @@ def fit_excerpt(
 def word_lines(rows: Sequence[str]) -> dict[str, tuple[int, ...]]:
     """Which lines (1-based) name each word: identifiers lower-cased, whole and in parts.
 
-    Task-independent, so a caller keeps it per file and index generation; a
-    task's focus is then a few look-ups (:func:`focus_from_index`).
+    A task's focus is then a few look-ups (:func:`focus_from_index`); for the few
+    words of one task, :func:`word_lines_of` finds the same lines without the table.
     """
     found: dict[str, list[int]] = {}
     for number, text in enumerate(rows, 1):
-        words: set[str] = set()
-        for ident in _WORD.findall(text):
-            words.update(name_parts(ident))
-        for word in words:
+        for word in _line_words(text):
+            found.setdefault(word, []).append(number)
+    return {w: tuple(v) for w, v in found.items()}
+
+
+def _line_words(text: str) -> set[str]:
+    """The words one line names (as :func:`word_lines` reads it)."""
+    words: set[str] = set()
+    for ident in _WORD.findall(text):
+        words.update(name_parts(ident))
+    return words
+
+
+def _starts(rows: Sequence[str]) -> list[int]:
+    """Offsets in ``"\\n".join(rows)`` where each row starts, and one past the end
+    (the row lengths summed, plus one newline per row before it; no Python loop)."""
+    return list(map(add, accumulate(map(len, rows), initial=0), range(len(rows) + 1)))
+
+
+def word_lines_of(rows: Sequence[str], wanted: Iterable[str]) -> dict[str, tuple[int, ...]]:
+    """:func:`word_lines` of ``rows`` kept to the ``wanted`` words (lower-cased), without
+    reading every line's identifiers.
+
+    Every word a line names is an ASCII identifier lower-cased, or a piece of one, so
+    it is a substring of the line lower-cased: the lines holding a wanted word as a
+    substring (found by a search over the whole text, in C) are the only ones read
+    as :func:`word_lines` reads them. A task's focus needs a few words of a file, and
+    this costs a few searches of it instead of splitting all its identifiers.
+    """
+    want = frozenset(w.lower() for w in wanted)
+    if not want or not rows:
+        return {}
+    text = "\n".join(rows)
+    if text.isascii():
+        low = text.lower()
+        # lower-casing ASCII keeps every offset: line starts from the rows' lengths
+        starts = _starts(rows)
+    else:
+        lows = [r.lower() for r in rows]  # a few characters lower to two
+        low = "\n".join(lows)
+        starts = _starts(lows)
+    seen: set[int] = set()
+    for word in want:
+        if not word:
+            continue
+        at = low.find(word)
+        while at != -1:
+            number = bisect_right(starts, at)  # 1-based: starts[number - 1] <= at
+            seen.add(number)
+            at = low.find(word, starts[number])  # on to the next line
+    found: dict[str, list[int]] = {}
+    for number in sorted(seen):
+        for word in _line_words(rows[number - 1]) & want:
             found.setdefault(word, []).append(number)
     return {w: tuple(v) for w, v in found.items()}
 

@@ -46,6 +46,7 @@ from __future__ import annotations
 import posixpath
 import re
 from collections import defaultdict
+from dataclasses import replace
 
 from ..composer.excerpt import render_excerpt
 from ..composer.types import Candidate
@@ -58,7 +59,7 @@ from .excerpts import (
     focus_from_index,
     numbered,
     prose_lines,
-    word_lines,
+    word_lines_of,
 )
 from .ranking import FileRank, is_test_path, rank_files, rank_spans, request_for
 
@@ -196,6 +197,45 @@ def _test_stems(path: str) -> str:
     return stem
 
 
+def _excerpt_candidate(
+    ctx: SourceContext,
+    path: str,
+    fitted: Excerpt,
+    *,
+    kind: str = "semantic_match",
+    discriminator: str = "",
+    relevance: int,
+    specificity: int = 600,
+) -> Candidate:
+    """A candidate showing ``fitted`` lines of ``path`` (risk 300, the file's recency)."""
+    return ctx.candidate(
+        kind=kind,
+        lane="retrieved",
+        path=path,
+        content=render_excerpt(fitted),
+        title=path,
+        discriminator=discriminator,
+        relevance=relevance,
+        specificity=specificity,
+        risk=300,
+        recency_bucket=ctx.recency.get(path, 0),
+        lines=(fitted[0][0], fitted[-1][0]),
+        language=_language(path),
+        excerpt=fitted,
+    )
+
+
+def _with_relevance(parts: list[tuple[int, Candidate]], relevance: int) -> list[Candidate]:
+    """A span's candidates at ``relevance`` (each part's share of it): the same objects
+    when they have it already, else copies that differ only in it (id, text and
+    estimate do not depend on it)."""
+    out: list[Candidate] = []
+    for divisor, cand in parts:
+        wanted = clamp(relevance // divisor)
+        out.append(cand if cand.relevance == wanted else replace(cand, relevance=wanted))
+    return out
+
+
 class RetrievedSource:
     """Ranked spans of the top files (``semantic_match``) and their tests."""
 
@@ -233,8 +273,10 @@ class RetrievedSource:
         offers.sort(key=lambda o: (-o[0], o[1], o[2].start, o[2].chunk_id))
         room = ctx.budget * _OFFER_BUDGETS
         # a span's candidates depend only on these inputs and the file's lines, which
-        # hold for the index generation: a resident server builds each one once
-        made_before: dict[tuple[object, ...], list[Candidate]] = ctx.memo.setdefault(
+        # hold for the index generation: a resident server builds each one once, and
+        # a span offered again at another relevance (another task) takes its new
+        # relevance on the same excerpt (``_with_relevance``)
+        made_before: dict[tuple[object, ...], list[tuple[int, Candidate]]] = ctx.memo.setdefault(
             "shared", {}
         ).setdefault("retrieved.spans", {})
         for relevance, path, span in offers:
@@ -246,16 +288,16 @@ class RetrievedSource:
                 span.end,
                 span.own,
                 span.frame,
-                relevance,
                 cap,
                 ctx.recency.get(path, 0),
                 ctx.tokenizer.name,
             )
-            made = made_before.get(key)
-            if made is None:
-                made = self._span(ctx, ctx.lines(path), span, relevance=relevance, cap=cap)
+            parts = made_before.get(key)
+            if parts is None:
+                parts = self._span(ctx, ctx.lines(path), span, relevance=relevance, cap=cap)
                 if len(made_before) < _SPAN_MEMO:
-                    made_before[key] = made
+                    made_before[key] = parts
+            made = _with_relevance(parts, relevance)
             room -= sum(c.token_estimate for c in made)
             out.extend(made)
         if ctx.budget >= _TESTS_FROM_BUDGET:
@@ -280,14 +322,9 @@ class RetrievedSource:
         rows = ctx.lines(rank.path)
         if not rows:
             return []
-        index_memo: dict[str, dict[str, tuple[int, ...]]] = ctx.memo.setdefault(
-            "shared", {}
-        ).setdefault("retrieved.words", {})
-        index = index_memo.get(rank.path)
-        if index is None:
-            index = word_lines(rows)
-            if len(index_memo) < _SPAN_MEMO:
-                index_memo[rank.path] = index
+        # only the lines naming the task's words are read (``word_lines_of``): no
+        # whole-file word table is built or kept per file
+        index = word_lines_of(rows, (*words[0], *words[1]))
         scores = focus_from_index(index, *words)
         # only the lines a window could be opened for: the best ones, in a total order
         ranked = sorted(
@@ -341,20 +378,8 @@ class RetrievedSource:
             made = []
             if fitted:
                 made.append(
-                    ctx.candidate(
-                        kind="semantic_match",
-                        lane="retrieved",
-                        path=rank.path,
-                        content=render_excerpt(fitted),
-                        title=rank.path,
-                        discriminator="focus",
-                        relevance=relevance,
-                        specificity=600,
-                        risk=300,
-                        recency_bucket=ctx.recency.get(rank.path, 0),
-                        lines=(fitted[0][0], fitted[-1][0]),
-                        language=_language(rank.path),
-                        excerpt=fitted,
+                    _excerpt_candidate(
+                        ctx, rank.path, fitted, discriminator="focus", relevance=relevance
                     )
                 )
             if len(made_before) < _SPAN_MEMO:
@@ -387,7 +412,9 @@ class RetrievedSource:
         *,
         relevance: int,
         cap: int,
-    ) -> list[Candidate]:
+    ) -> list[tuple[int, Candidate]]:
+        """The span's candidates, each with the divisor of ``relevance`` it was given
+        (1 for the code, 2 for split-off prose)."""
         path = span.path
         lines = numbered(rows, span.own, span.frame)
         prose = prose_lines(lines) - set(span.frame)
@@ -398,31 +425,22 @@ class RetrievedSource:
             keep = {*span.frame, first}
             code = tuple(x for x in lines if x[0] not in prose or x[0] in keep)
             told = tuple(x for x in lines if x[0] in prose or x[0] in keep)
-            parts = [("", code, relevance), ("prose", told, relevance // 2)]
+            parts = [("", code, 1), ("prose", told, 2)]
         else:
-            parts = [("", lines, relevance)]
-        out: list[Candidate] = []
-        for tag, excerpt, rel in parts:
+            parts = [("", lines, 1)]
+        out: list[tuple[int, Candidate]] = []
+        for tag, excerpt, divisor in parts:
             fitted = fit_excerpt(ctx.tokenizer, excerpt, cap, keep=span.frame)
             if not fitted:
                 continue
-            out.append(
-                ctx.candidate(
-                    kind="semantic_match",
-                    lane="retrieved",
-                    path=path,
-                    content=render_excerpt(fitted),
-                    title=path,
-                    discriminator=f"{span.start}-{span.end}{tag}",
-                    relevance=rel,
-                    specificity=600,
-                    risk=300,
-                    recency_bucket=ctx.recency.get(path, 0),
-                    lines=(fitted[0][0], fitted[-1][0]),
-                    language=_language(path),
-                    excerpt=fitted,
-                )
+            made = _excerpt_candidate(
+                ctx,
+                path,
+                fitted,
+                discriminator=f"{span.start}-{span.end}{tag}",
+                relevance=relevance // divisor,
             )
+            out.append((divisor, made))
         return out
 
     def _tests(
@@ -477,19 +495,13 @@ class RetrievedSource:
             if not fitted:
                 continue
             out.append(
-                ctx.candidate(
+                _excerpt_candidate(
+                    ctx,
+                    path,
+                    fitted,
                     kind="test_context",
-                    lane="retrieved",
-                    path=path,
-                    content=render_excerpt(fitted),
-                    title=path,
                     relevance=200 + related[path] // 5,
                     specificity=500,
-                    risk=300,
-                    recency_bucket=ctx.recency.get(path, 0),
-                    lines=(fitted[0][0], fitted[-1][0]),
-                    language=_language(path),
-                    excerpt=fitted,
                 )
             )
         return out
