@@ -77,22 +77,36 @@ def reference_edges(
     definers: dict[str, set[str]] = defaultdict(set)
     for name, path in definitions:
         definers[name].add(path)
-    acc: dict[tuple[str, str], int] = defaultdict(int)
-    # ``name_weight`` with its name-dependent factor worked out once per name
-    # (a name is referenced from many files; the stdlib has ~10 references per name)
-    mults: dict[str, int] = {}
+    # per name, its defining files and the name-dependent factor of ``name_weight``,
+    # worked out once (a name is referenced from many files; the stdlib has ~10
+    # references per name); None for a name that makes no edge
+    plans: dict[str, tuple[tuple[str, ...], int] | None] = {}
+    # source -> target -> weight (a dict per source: no key tuple per added weight)
+    acc: dict[str, dict[str, int]] = {}
     for src, name, count in references:
-        targets = definers.get(name)
-        if not targets or len(targets) > MAX_DEFINERS:
+        if name in plans:
+            plan = plans[name]
+        else:
+            targets = definers.get(name)
+            if not targets or len(targets) > MAX_DEFINERS:
+                plan = plans[name] = None
+            else:
+                plan = plans[name] = (tuple(targets), _multiplier(name, len(targets)))
+        if plan is None:
             continue
-        mult = mults.get(name)
-        if mult is None:
-            mult = mults[name] = _multiplier(name, len(targets))
-        w = max(1, mult * math.isqrt(100 * int(count)) // 100)
-        for dst in targets:
+        w = max(1, plan[1] * math.isqrt(100 * int(count)) // 100)
+        row = acc.get(src)
+        if row is None:
+            row = acc[src] = {}
+        for dst in plan[0]:
             if dst != src:
-                acc[(src, dst)] += w
-    return sorted((a, b, w) for (a, b), w in acc.items())
+                row[dst] = row.get(dst, 0) + w
+    return _sorted_edges(acc)
+
+
+def _sorted_edges(acc: Mapping[str, Mapping[str, int]]) -> list[tuple[str, str, int]]:
+    """``(src, dst, weight)`` rows of nested weights, sorted (each pair occurs once)."""
+    return [(a, b, w) for a in sorted(acc) for b, w in sorted(acc[a].items())]
 
 
 def cochange_edges(
@@ -121,13 +135,18 @@ def combine(
 ) -> list[tuple[str, str, int]]:
     """Sum several edge lists into one, each scaled by its integer multiplier."""
     mult = dict(EDGE_MULTIPLIERS if multipliers is None else multipliers)
-    acc: dict[tuple[str, str], int] = defaultdict(int)
+    acc: dict[str, dict[str, int]] = {}
     for kind in sorted(graphs):
         m = mult.get(kind, 1)
+        if m <= 0:
+            continue
         for a, b, w in graphs[kind]:
-            if a != b and w > 0 and m > 0:
-                acc[(a, b)] += w * m
-    return sorted((a, b, w) for (a, b), w in acc.items())
+            if a != b and w > 0:
+                row = acc.get(a)
+                if row is None:
+                    row = acc[a] = {}
+                row[b] = row.get(b, 0) + w * m
+    return _sorted_edges(acc)
 
 
 @dataclass(frozen=True, slots=True)

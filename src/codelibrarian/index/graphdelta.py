@@ -194,16 +194,20 @@ def _both(ref: Edges, imports: Edges, cochange: Edges) -> tuple[Edges, Edges]:
 def build(conn: sqlite3.Connection) -> Derived:
     """Derive both graphs and their basis from the whole index (the references are
     streamed, and each edge list is packed and dropped as soon as it is done)."""
-    defs = conn.execute(
-        "SELECT DISTINCT s.name, f.path FROM symbols s JOIN files f ON f.id = s.file_id"
-    ).fetchall()
-    hashes = dict(conn.execute("SELECT path, content_hash FROM files"))
+    # rows by file id, mapped to paths here: no join, and the references are grouped
+    # in their table's key order (file, name, kind) without a sort
+    files = conn.execute("SELECT id, path, content_hash FROM files").fetchall()
+    path_of = {fid: path for fid, path, _ in files}
+    hashes = {path: digest for _, path, digest in files}
     by_file: dict[str, set[str]] = {p: set() for p in hashes}
-    for name, path in defs:
-        by_file.setdefault(path, set()).add(name)
-    refs = conn.execute(
-        "SELECT f.path, r.name, SUM(r.count) FROM refs r JOIN files f ON f.id = r.file_id "
-        "GROUP BY f.path, r.name"
+    for name, fid in conn.execute("SELECT name, file_id FROM symbols"):
+        by_file[path_of[fid]].add(name)
+    defs = [(name, path) for path, names in by_file.items() for name in names]
+    refs = (
+        (path_of[fid], name, count)
+        for fid, name, count in conn.execute(
+            "SELECT file_id, name, SUM(count) FROM refs GROUP BY file_id, name"
+        )
     )
     ref = graph.reference_edges(defs, refs)
     del defs

@@ -35,8 +35,9 @@ from .chunks import build_chunks
 from .imports import specs_from_captures
 from .languages import language_for, load_queries
 from .records import FileData, ReferenceGroup, Symbol, estimate_tokens
+from .schema import symbol_part_ords
 from .symbols import extract
-from .tokenize import parts_text
+from .tokenize import name_parts_remembered, parts_text
 
 __all__ = [
     "ERROR_SHARE_LIMIT",
@@ -52,7 +53,8 @@ __all__ = [
 ERROR_SHARE_LIMIT = 500
 TOKENIZER_MODEL = "gpt-4o"
 #: bump when what a parse produces changes without the queries or version changing
-PAYLOAD_FORMAT = 1
+#: (2: the symbols' name parts are part of the payload)
+PAYLOAD_FORMAT = 2
 
 
 @cache
@@ -115,7 +117,12 @@ def parse_source(
                 parse_error = f"syntax errors cover {share // 10}% of the file"
             else:
                 found = extract(
-                    tree.root_node, queries.defs, path, lang.name, refs_query=queries.refs
+                    tree.root_node,
+                    queries.defs,
+                    path,
+                    lang.name,
+                    refs_query=queries.refs,
+                    source=data,
                 )
                 symbols, refs = found.symbols, found.references
                 specs = specs_from_captures(lang.name, found.imports)
@@ -123,6 +130,8 @@ def parse_source(
             parse_error = f"{type(exc).__name__}: {exc}"[:300]
     plain = "module" if lang is not None and parse_error is None else "text"
     chunks = build_chunks(path, text, symbols, tokenizer, max_tokens, plain_kind=plain)
+    # after chunking: the identifier memos now hold most of the names' pieces
+    name_ords = symbol_part_ords([s.name for s in symbols], name_parts_remembered)
     return FileData(
         path=path,
         language=label,
@@ -156,6 +165,7 @@ def parse_source(
                 for c in chunks
             ]
         ),
+        symbol_parts=tuple(name_ords),
     )
 
 
@@ -172,6 +182,7 @@ def encode_result(data: FileData) -> bytes:
         data.references,
         data.import_specs,
         data.chunks,
+        _pack_parts(data.symbol_parts),
     )
     return zlib.compress(marshal.dumps(row), 1)
 
@@ -180,7 +191,7 @@ def decode_result(path: str, mtime_ns: int, payload: bytes) -> FileData:
     """A ``FileData`` for ``path`` from a payload; raises ``ValueError`` on a bad one."""
     try:
         row = marshal.loads(zlib.decompress(payload))
-        language, digest, size, tokens, lines, error, syms, refs, specs, chunks = row
+        language, digest, size, tokens, lines, error, syms, refs, specs, chunks, names = row
     except (zlib.error, EOFError, TypeError, ValueError) as exc:
         raise ValueError(f"unreadable parse payload: {exc}") from None
     extra = _path_parts(path)
@@ -199,7 +210,34 @@ def decode_result(path: str, mtime_ns: int, payload: bytes) -> FileData:
         references=refs,
         import_specs=specs,
         chunks=chunks,
+        symbol_parts=_unpack_parts(names),
     )
+
+
+def _pack_parts(rows: tuple[tuple[str, str], ...] | None) -> str | None:
+    """``(part, ords)`` rows as one ``part<TAB>ords`` line each, or None when a part holds
+    a tab or newline (a name's odd piece: the writer then splits the names itself).
+
+    One new string, not the rows: their parts are the identifier memos' own strings, and
+    ``marshal`` marks a string held elsewhere, so a payload would depend on the memos."""
+    if rows is None:
+        return None
+    text = "\n".join([f"{part}\t{ords}" for part, ords in rows])
+    if text.count("\t") != len(rows) or text.count("\n") != max(0, len(rows) - 1):
+        return None
+    return text
+
+
+def _unpack_parts(text: str | None) -> tuple[tuple[str, str], ...] | None:
+    if text is None:
+        return None
+    if not text:
+        return ()
+    rows = []
+    for line in text.split("\n"):
+        part, _, ords = line.partition("\t")
+        rows.append((part, ords))
+    return tuple(rows)
 
 
 def _path_parts(path: str) -> set[str]:

@@ -164,6 +164,9 @@ class FileData:
     #: raw import specs with their line: resolution needs the whole file list
     import_specs: tuple[tuple[str, int], ...] = ()
     chunks: tuple[ChunkRow, ...] = field(default=())
+    #: the ``symbol_parts`` rows of ``symbols`` without the file id, ``(part, ords)``
+    #: (``schema.symbol_part_ords``); None: the writer derives them
+    symbol_parts: tuple[tuple[str, str], ...] | None = None
 
 
 def estimate_tokens(size: int) -> int:

@@ -139,20 +139,31 @@ def symbol_part_rows(
     as they do in ``symbols``. ``memo`` (name -> parts), when given, is read and filled:
     a cold build passes one for its duration (``__init__``, ``run``, ``test_*`` repeat
     across files) and drops it at the end."""
+
+    def split(name: str) -> frozenset[str]:
+        assert memo is not None
+        known = memo.get(name)
+        if known is None:
+            if len(memo) >= _NAME_MEMO_MAX:
+                memo.clear()  # bounded: a few MiB in the indexing process
+            known = memo[name] = name_parts_uncached(name)
+        return known
+
+    ords = symbol_part_ords(names, name_parts_uncached if memo is None else split)
+    return [(part, file_id, at) for part, at in ords]
+
+
+def symbol_part_ords(
+    names: list[str] | tuple[str, ...], split: Callable[[str], frozenset[str]]
+) -> list[tuple[str, str]]:
+    """``symbol_part_rows`` without the file id: ``(part, ords)``, sorted by part, with
+    ``split`` giving a name's parts (``name_parts_uncached`` or a memo of it). A parse
+    worker computes these for its payload, so the writer only adds the file's id."""
     by_part: dict[str, list[int]] = {}
     for ord_, name in enumerate(names):
-        if memo is None:
-            parts = name_parts_uncached(name)
-        else:
-            known = memo.get(name)
-            if known is None:
-                if len(memo) >= _NAME_MEMO_MAX:
-                    memo.clear()  # bounded: a few MiB in the indexing process
-                known = memo[name] = name_parts_uncached(name)
-            parts = known
-        for part in parts:
+        for part in split(name):
             by_part.setdefault(part, []).append(ord_)
-    return [(part, file_id, " ".join(map(str, by_part[part]))) for part in sorted(by_part)]
+    return [(part, " ".join(map(str, by_part[part]))) for part in sorted(by_part)]
 
 
 def _backfill_symbol_parts(conn: sqlite3.Connection) -> None:

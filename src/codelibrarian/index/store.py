@@ -880,9 +880,12 @@ def _insert_file(
     )
     if data.symbols:
         assert fid is not None
+        if data.symbol_parts is not None:  # from the parse (``schema.symbol_part_ords``)
+            part_rows = [(part, fid, ords) for part, ords in data.symbol_parts]
+        else:
+            part_rows = symbol_part_rows(fid, [s[0] for s in data.symbols], name_parts)
         conn.executemany(
-            "INSERT INTO symbol_parts(part, file_id, ords) VALUES (?, ?, ?)",
-            symbol_part_rows(fid, [s[0] for s in data.symbols], name_parts),
+            "INSERT INTO symbol_parts(part, file_id, ords) VALUES (?, ?, ?)", part_rows
         )
     conn.executemany(
         "INSERT INTO refs(file_id, name, kind, count, lines) VALUES (?, ?, ?, ?, ?)",

@@ -74,12 +74,20 @@ def _text(node: Any) -> str:
 
 
 def extract(
-    root: Any, query: Any, path: str, language: str, refs_query: Any | None = None
+    root: Any,
+    query: Any,
+    path: str,
+    language: str,
+    refs_query: Any | None = None,
+    *,
+    source: bytes | None = None,
 ) -> Extracted:
     """Symbols, references and import captures of one parsed file.
 
     With ``refs_query`` (see ``languages.load_queries``), ``query`` holds the other
-    patterns and references are read from ``refs_query``'s captures.
+    patterns and references are read from ``refs_query``'s captures. ``source``, the
+    bytes the tree was parsed from, lets signatures be cut from it rather than from a
+    copy of each definition's text.
     """
     from tree_sitter import QueryCursor
 
@@ -137,24 +145,28 @@ def extract(
     # a definition's own name is not a use of it: compare names first (cheap), the
     # node's span only when the name is one a definition here has
     def_names = {name for _, _, name in defs}
-    lines_of: dict[tuple[str, str], set[int]] = {}
-    # an identifier recurs many times in a file: decode each distinct one once
-    names_of: dict[bytes, str] = {}
+    #: kind -> used name -> lines
+    lines_of: dict[str, dict[str, set[int]]] = {}
+    # an identifier recurs many times in a file: decode each distinct one once (None:
+    # shorter than two characters, never a reference)
+    names_of: dict[bytes, str | None] = {}
     ref_groups.extend([(kind, [node]) for node, kind in ref_nodes])  # from the matches
     for kind, group in ref_groups:
+        of_kind = lines_of.setdefault(kind, {})
         for node in group:
             text: bytes = node.text
-            used = names_of.get(text)
+            if text in names_of:
+                used = names_of[text]
+            else:
+                used = text.decode("utf-8", "replace").strip()
+                used = names_of[text] = used if len(used) >= 2 else None
             if used is None:
-                used = names_of[text] = text.decode("utf-8", "replace").strip()
-            if len(used) < 2:
                 continue
             if used in def_names and (node.start_byte, node.end_byte) in def_name_nodes:
                 continue
-            ref_key = (used, kind)
-            ref_lines = lines_of.get(ref_key)
+            ref_lines = of_kind.get(used)
             if ref_lines is None:
-                lines_of[ref_key] = ref_lines = set()
+                of_kind[used] = ref_lines = set()
             ref_lines.add(node.start_point[0] + 1)
     symbols = _resolve_parents(sorted(defs.values(), key=lambda d: (d.start, -d.end, d.name)))
     out_syms = tuple(
@@ -165,17 +177,16 @@ def extract(
             path=path,
             start_line=d.node.start_point[0] + 1,
             end_line=_end_line(d.node),
-            signature=signature(d.node),
+            signature=signature(d.node, source),
             doc=doc_line(d.node, language),
         )
         for d, kind, parent in symbols
     )
-    out_refs = tuple(
-        [
-            (name, kind, len(lines), join_lines(lines))
-            for (name, kind), lines in sorted(lines_of.items())
-        ]
-    )
+    grouped = [
+        (name, kind, lines) for kind, of_kind in lines_of.items() for name, lines in of_kind.items()
+    ]
+    grouped.sort(key=lambda g: (g[0], g[1]))
+    out_refs = tuple([(name, kind, len(lines), join_lines(lines)) for name, kind, lines in grouped])
     imports.sort(key=lambda item: (item[0], sorted(item[1].items())))
     return Extracted(out_syms, out_refs, tuple(imports))
 
@@ -207,14 +218,22 @@ def _resolve_parents(ordered: list[_Def]) -> list[tuple[_Def, str, str | None]]:
     return out
 
 
-def signature(node: Any) -> str:
-    """The definition's header: its text up to the body, whitespace collapsed."""
+def signature(node: Any, source: bytes | None = None) -> str:
+    """The definition's header: its text up to the body, whitespace collapsed.
+
+    ``source`` is the file's bytes (the node's own text is read without it)."""
     body = node.child_by_field_name("body")
-    raw: bytes = node.text
-    if body is not None and body.start_byte > node.start_byte:
-        head = raw[: body.start_byte - node.start_byte]
+    if source is None:
+        source, base = node.text, node.start_byte
     else:
-        head = raw.split(b"\n", 1)[0]
+        base = 0
+    start = node.start_byte - base
+    if body is not None and body.start_byte > node.start_byte:
+        head = source[start : body.start_byte - base]
+    else:
+        end = node.end_byte - base
+        newline = source.find(b"\n", start, end)
+        head = source[start : end if newline < 0 else newline]
     head_lines = head.decode("utf-8", "replace").splitlines() or [""]
     kept = head_lines[:1] + [
         line for line in head_lines[1:] if not line.strip().startswith(_COMMENT_MARKERS)
@@ -244,9 +263,9 @@ def _python_docstring(node: Any) -> str | None:
     body = node.child_by_field_name("body")
     if body is None or body.named_child_count == 0:
         return None
-    first = body.named_children[0]
+    first = body.named_child(0)
     if first.type == "expression_statement" and first.named_child_count:
-        first = first.named_children[0]
+        first = first.named_child(0)
     if first.type != "string":
         return None
     content = [c for c in first.named_children if c.type == "string_content"]

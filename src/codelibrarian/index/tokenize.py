@@ -14,6 +14,7 @@ __all__ = [
     "identifier_parts",
     "identifiers",
     "name_parts",
+    "name_parts_remembered",
     "name_parts_uncached",
     "parts_text",
     "query_terms",
@@ -33,10 +34,12 @@ def identifier_parts(ident: str) -> list[str]:
 
 @lru_cache(maxsize=131_072)
 def _parts(ident: str) -> tuple[str, ...]:
-    parts = [p.lower() for chunk in ident.split("_") if chunk for p in _PART.findall(chunk)]
+    # no part holds or looks past a character outside [A-Za-z0-9], so one scan of the
+    # whole identifier finds what a scan of each ``_``-separated piece finds
+    parts = _PART.findall(ident)
     if len(parts) <= 1:
         return ()
-    return tuple(parts)
+    return tuple(" ".join(parts).lower().split(" "))  # parts are ASCII: one lower()
 
 
 @lru_cache(maxsize=65_536)
@@ -62,6 +65,25 @@ def name_parts_uncached(name: str) -> frozenset[str]:
         if piece:
             out.add(piece.lower())
             out.update(split(piece))
+    return frozenset(out)
+
+
+def name_parts_remembered(name: str) -> frozenset[str]:
+    """``name_parts_uncached(name)``, each dotted piece's split read from (and kept in)
+    the memos of :func:`parts_text`. What a parse worker uses for its symbols' names
+    right after it chunked their file: the memos then hold most of its identifiers."""
+    out: set[str] = set()
+    for piece in name.split("."):
+        if not piece:
+            continue
+        out.add(piece.lower())
+        if piece in _PLAIN_MEMO:
+            continue
+        parts = _PARTS_MEMO.get(piece)
+        if parts is None:
+            parts = _parts.__wrapped__(piece)
+            _remember(piece, parts)
+        out.update(parts)
     return frozenset(out)
 
 
