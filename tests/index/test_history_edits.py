@@ -92,3 +92,29 @@ def test_the_index_stores_past_commits_and_finds_the_ones_like_a_task(tmp_path: 
         assert store.past_edits([order for order, _ in similar]) == [(1, "pkg/mod.py")]
         assert store.similar_commits([], 5) == []
         assert store.past_edits([]) == []
+
+
+def test_history_is_off_with_the_co_change_graph(tmp_path: Path) -> None:
+    from codelibrarian.config import load_config
+
+    repo = make_repo(tmp_path / "r", {"pkg/mod.py": _py({"step_0": "total += 1"})})
+    write_files(repo, {"pkg/mod.py": _py({"step_0": "total = round(total)"})})
+    commit_all(repo, "Add a rounding step", date="2026-01-02T12:00:00+00:00")
+    for n in range(2):  # BM25 needs a few other messages to tell a word apart
+        write_files(repo, {"pkg/mod.py": _py({"step_0": f"total = round(total, {n})"})})
+        commit_all(repo, f"Digits, take {n}", date=f"2026-01-02T1{n + 3}:00:00+00:00")
+    with Librarian(repo) as lib:
+        lib.index()
+    with open_store(repo, readonly=True) as store:
+        assert [order for order, _ in store.similar_commits(["rounding"], 5)] == [2]
+    config = load_config(repo)
+    off = config.model_copy(
+        update={"index": config.index.model_copy(update={"cochange_commits": 0})}
+    )
+    write_files(repo, {"pkg/mod.py": _py({"step_0": "total += 2"})})
+    commit_all(repo, "Second", date="2026-01-03T00:00:00+00:00")
+    with Librarian(repo, off) as lib:
+        lib.index()
+    with open_store(repo, readonly=True) as store:
+        assert store.similar_commits(["rounding"], 5) == []
+        assert store.meta("past_edits_key") == ""

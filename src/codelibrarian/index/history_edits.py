@@ -304,26 +304,22 @@ HISTORY_MAX_FILES = 30
 
 
 def refresh_past_edits(root: Path, store: SqliteStore, cfg: Config) -> list[str]:
-    """Store the recent commits' edited definitions when HEAD or the settings changed
-    (the index's derived stage, next to the co-change graph; off with it)."""
-    if cfg.index.cochange_commits <= 0 or not git.is_git_repo(root):
-        if store.meta("past_edits_key") not in (None, ""):
-            store.set_past_edits([], "")
+    """Store the recent commits' messages and edited code files when HEAD or the
+    settings changed (the index's derived stage, next to the co-change graph, and off
+    with it: ``index.cochange_commits = 0``); empty without git history."""
+    on = cfg.index.cochange_commits > 0 and git.is_git_repo(root)
+    head = (git.head_commit(root) or "") if on else ""
+    key = f"{head}:{HISTORY_COMMITS}:{HISTORY_MAX_FILES}" if head else ""
+    if (store.meta("past_edits_key") or "") == key:
         return []
-    head = git.head_commit(root) or ""
-    key = f"{head}:{HISTORY_COMMITS}:{HISTORY_MAX_FILES}"
-    if store.meta("past_edits_key") == key:
-        return []
-    try:
-        commits = (
-            read_history(root, limit=HISTORY_COMMITS, max_files=HISTORY_MAX_FILES) if head else []
-        )
-    except (OSError, subprocess.SubprocessError) as exc:  # git trouble must not fail the index
-        return [f"past edits not refreshed: {type(exc).__name__}"]
-    store.set_past_edits(
-        [(c.order, " ".join(message_words(c.message)), c.files()) for c in commits],
-        key,
-    )
+    commits: list[PastCommit] = []
+    if head:
+        try:
+            commits = read_history(root, limit=HISTORY_COMMITS, max_files=HISTORY_MAX_FILES)
+        except (OSError, subprocess.SubprocessError) as exc:  # must not fail the index
+            return [f"past edits not refreshed: {type(exc).__name__}"]
+    rows = [(c.order, " ".join(message_words(c.message)), c.files()) for c in commits]
+    store.set_past_edits(rows, key)
     return []
 
 
