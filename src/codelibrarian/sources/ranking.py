@@ -92,7 +92,7 @@ COEDIT_BELOW_BUDGET = 4000
 COMMITS_PERMILLE = 400
 COMMITS_KEEP = 3
 COMMITS_BELOW_BUDGET = 4000
-COMMITS_OF_ALL = True
+#: the fewest of the similar commits that must have edited a file for it to move
 COMMITS_MIN = 2
 
 
@@ -235,7 +235,7 @@ def commits_rerank(
         return ranking
     # per mille of the file the similar commits edited most, wherever it ranks: a file
     # edited once by one of them is weak evidence even when no better one is below
-    most = max(weights.values()) if COMMITS_OF_ALL else None
+    most = max(weights.values())
     lifted = _lift_below(
         ranking, weights, keep=keep, permille=permille, order_only=True, signal="commits", most=most
     )
@@ -334,7 +334,7 @@ def _lift_below(
     strengths: list[int] = []
     keys: list[tuple[int, str, int]] = []
     for i, f in enumerate(below):
-        # the file's value per mille of the most any ranked code file below has
+        # the file's value per mille of the largest (by default, of any code file below)
         strength = together.get(f.path, 0) * 1000 // most if f.is_code else 0
         strengths.append(strength)
         keys.append((-(f.score + permille * strength // 1000), f.path, i))
