@@ -223,10 +223,11 @@ _V5: tuple[str | Callable[[sqlite3.Connection], None], ...] = (_contentless_fts,
 
 #: recent commits' messages and the code files they edited (``history_edits.py``):
 #: compose finds the past commits most like a task (BM25 over their message words, the
-#: commit's order as rowid) and reads which files they edited
+#: commit's order as rowid) and reads which files they edited. Idempotent: a database whose
+#: migration records were rewound is brought to the same shape
 _V6: tuple[str, ...] = (
-    f"CREATE VIRTUAL TABLE past_commits USING fts5(words, {_FTS_TOKENIZE})",
-    """CREATE TABLE past_edits(
+    f"CREATE VIRTUAL TABLE IF NOT EXISTS past_commits USING fts5(words, {_FTS_TOKENIZE})",
+    """CREATE TABLE IF NOT EXISTS past_edits(
         ord INTEGER NOT NULL,
         path TEXT NOT NULL,
         PRIMARY KEY(ord, path)) WITHOUT ROWID""",
