@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 
 from ..index.history_edits import past_edit_weights
@@ -236,18 +236,19 @@ def commits_rerank(
     # per mille of the file the similar commits edited most, wherever it ranks: a file
     # edited once by one of them is weak evidence even when no better one is below
     most = max(weights.values())
-    lifted = _lift_below(
-        ranking, weights, keep=keep, permille=permille, order_only=True, signal="commits", most=most
+    return _lift_below(
+        ranking,
+        weights,
+        keep=keep,
+        permille=permille,
+        order_only=True,
+        signal="commits",
+        most=most,
+        summary=lambda lifted, up: (
+            f"{lifted} ranked code files below place {keep} were edited by past commits like "
+            f"the task ({len(weights)} files in all); {up} moved up (sort key up to +{permille})"
+        ),
     )
-    if lifted is None:
-        return ranking
-    files, n_lifted, up = lifted
-    stage = Stage(
-        "commits",
-        f"{n_lifted} ranked code files below place {keep} were edited by past commits like "
-        f"the task ({len(weights)} files in all); {up} moved up (sort key up to +{permille})",
-    )
-    return replace(ranking, files=files, stages=(*ranking.stages, stage))
 
 
 def coedit_partners(edges: Iterable[tuple[str, str, int]]) -> dict[str, dict[str, int]]:
@@ -297,18 +298,18 @@ def coedit_rerank(
         for path, w in partners.get(lead.path, {}).items():
             if w >= COEDIT_MIN:
                 together[path] = together.get(path, 0) + w
-    lifted = _lift_below(
-        ranking, together, keep=keep, permille=permille, order_only=order_only, signal="coedit"
+    return _lift_below(
+        ranking,
+        together,
+        keep=keep,
+        permille=permille,
+        order_only=order_only,
+        signal="coedit",
+        summary=lambda lifted, up: (
+            f"{lifted} ranked code files below place {keep} changed in the same commits as "
+            f"the best {len(head)}; {up} moved up (sort key up to +{permille})"
+        ),
     )
-    if lifted is None:
-        return ranking
-    files, n_lifted, up = lifted
-    stage = Stage(
-        "coedit",
-        f"{n_lifted} ranked code files below place {keep} changed in the same commits as "
-        f"the best {len(head)}; {up} moved up (sort key up to +{permille})",
-    )
-    return replace(ranking, files=files, stages=(*ranking.stages, stage))
 
 
 def _lift_below(
@@ -319,16 +320,17 @@ def _lift_below(
     permille: int,
     order_only: bool,
     signal: str,
+    summary: Callable[[int, int], str],
     most: int | None = None,
-) -> tuple[tuple[LocatedFile, ...], int, int] | None:
+) -> Located:
     """Re-order the code files below the first ``keep`` places by their score plus
     ``permille`` x their strength / 1000 (``together`` per mille of the most any of them
-    has, or of ``most`` when given), ties by path; ``None`` when no file below has any.
-    Returns the files, how many had a strength (recorded as ``signal``) and how many
-    moved up."""
+    has, or of ``most`` when given), ties by path; ``ranking`` itself when no file below
+    has any. The strength is recorded per file as ``signal``, and a stage of that name
+    says ``summary(files with a strength, files moved up)``."""
     below = ranking.files[keep:]
     if not any(together.get(f.path, 0) for f in below if f.is_code):
-        return None
+        return ranking
     if most is None:
         most = max(together.get(f.path, 0) for f in below if f.is_code)
     strengths: list[int] = []
@@ -355,4 +357,5 @@ def _lift_below(
             lifted += 1
             signals = tuple(sorted((*signals, (signal, strengths[i]))))
         moved.append(LocatedFile(f.path, score, signals, f.hits, f.is_test, f.is_code))
-    return (*ranking.files[:keep], *moved), lifted, up
+    stage = Stage(signal, summary(lifted, up))
+    return replace(ranking, files=(*ranking.files[:keep], *moved), stages=(*ranking.stages, stage))
