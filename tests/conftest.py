@@ -1,7 +1,9 @@
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
@@ -30,11 +32,8 @@ def fork_server() -> ForkServer:
     return shared()
 
 
-@pytest.fixture(autouse=True)
-def _private_parse_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """Each test gets its own per-user cache folder, so no test sees another's parses
-    (and none writes to the real ~/.cache). Subprocesses inherit the variable."""
-    folder = tmp_path_factory.mktemp("user-cache")
+@contextlib.contextmanager
+def _cache_folder(folder: Path) -> Iterator[None]:
     old = os.environ.get("LIBRARIAN_CACHE_DIR")
     os.environ["LIBRARIAN_CACHE_DIR"] = str(folder)
     try:
@@ -44,6 +43,24 @@ def _private_parse_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[N
             os.environ.pop("LIBRARIAN_CACHE_DIR", None)
         else:
             os.environ["LIBRARIAN_CACHE_DIR"] = old
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _private_session_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Module- and session-scoped fixtures run before the per-test folder below is set:
+    they get a folder of this session's, never the real ~/.cache (whose index registry
+    other checkouts' test runs share: a sibling index seeded from there can be another
+    build's)."""
+    with _cache_folder(tmp_path_factory.mktemp("session-cache")):
+        yield
+
+
+@pytest.fixture(autouse=True)
+def _private_parse_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Each test gets its own per-user cache folder, so no test sees another's parses
+    (and none writes to the real ~/.cache). Subprocesses inherit the variable."""
+    with _cache_folder(tmp_path_factory.mktemp("user-cache")):
+        yield
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -59,6 +59,7 @@ from . import graph
 from .blobcache import BlobCache
 from .gitblobs import GitEntry, git_entries
 from .health import BackgroundCheck, discard, quick_check
+from .history_edits import refresh_past_edits
 from .imports import Resolver
 from .languages import language_for, load_queries
 from .lock import LockOwner, WriterLock
@@ -549,6 +550,7 @@ def _index(
     if left == 0:
         stage("derived")
         notes += _refresh_cochange(root, store, cfg, set(listed), file_set_changed)
+        notes += refresh_past_edits(root, store, cfg)
         # a full build now; a delta after an edit or a checkout at another commit is
         # left to the first compose or query that walks the graphs, which stores it
         store.refresh_graphs(defer=True)

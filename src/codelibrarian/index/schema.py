@@ -232,6 +232,18 @@ _FTS_TOKENIZE = "tokenize = \"unicode61 remove_diacritics 2 tokenchars '_'\""
 #: contentless table deletes a row only when told the exact values it indexed.
 _V5: tuple[str | Callable[[sqlite3.Connection], None], ...] = (_contentless_fts,)
 
+#: recent commits' messages and the code files they edited (``history_edits.py``):
+#: compose finds the past commits most like a task (BM25 over their message words, the
+#: commit's order as rowid) and reads which files they edited. Idempotent: a database whose
+#: migration records were rewound is brought to the same shape
+_V6: tuple[str, ...] = (
+    f"CREATE VIRTUAL TABLE IF NOT EXISTS past_commits USING fts5(words, {_FTS_TOKENIZE})",
+    """CREATE TABLE IF NOT EXISTS past_edits(
+        ord INTEGER NOT NULL,
+        path TEXT NOT NULL,
+        PRIMARY KEY(ord, path)) WITHOUT ROWID""",
+)
+
 #: (version, name, steps: SQL statements or functions of the connection), applied in order
 MIGRATIONS: tuple[tuple[int, str, tuple[str | Callable[[sqlite3.Connection], None], ...]], ...] = (
     (1, "initial", _V1),
@@ -239,6 +251,7 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str | Callable[[sqlite3.Connection], Non
     (3, "staged index, skipped files, blob ids", _V3),
     (4, "symbol name parts", _V4),
     (5, "contentless full-text table", _V5),
+    (6, "past commits' messages and edited files", _V6),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

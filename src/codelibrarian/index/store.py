@@ -89,6 +89,8 @@ class Storage(Protocol):
     def chunk(self, chunk_id: int) -> Chunk: ...
     def chunks_for(self, path: str) -> list[Chunk]: ...
     def edges(self, kind: EdgeKind) -> list[tuple[str, str, int]]: ...
+    def similar_commits(self, words: Sequence[str], limit: int) -> list[tuple[int, int]]: ...
+    def past_edits(self, orders: Collection[int]) -> list[tuple[int, str]]: ...
     def imports_into(self, paths: Collection[str]) -> list[tuple[str, str]]: ...
     def combined_graph(self) -> graph.PackedGraph: ...
     def generation(self) -> int: ...
@@ -784,6 +786,52 @@ class SqliteStore:
                 "(SELECT id FROM files WHERE path = ?)",
                 [(res, spec, line, path) for path, spec, line, res in changes],
             )
+
+    def set_past_edits(self, commits: Sequence[tuple[int, str, Sequence[str]]], key: str) -> None:
+        """Replace the past commits: ``(order, message words, paths edited)`` each;
+        ``key`` records what they were read from."""
+        with self.transaction() as conn:
+            conn.execute("DELETE FROM past_commits")
+            conn.execute("DELETE FROM past_edits")
+            conn.executemany(
+                "INSERT INTO past_commits(rowid, words) VALUES (?, ?)",
+                [(order, words) for order, words, _ in commits],
+            )
+            conn.executemany(
+                "INSERT INTO past_edits(ord, path) VALUES (?, ?)",
+                [(order, path) for order, _, paths in commits for path in paths],
+            )
+            conn.execute(
+                "INSERT OR REPLACE INTO meta(key, value) VALUES ('past_edits_key', ?)", (key,)
+            )
+
+    def similar_commits(self, words: Sequence[str], limit: int) -> list[tuple[int, int]]:
+        """The ``limit`` past commits whose message words best match ``words`` (BM25):
+        ``(order, score x1000)``, best first, ties by order (the newer first)."""
+        terms = sorted({w for w in words if w.isalnum()})
+        if not terms or limit <= 0:
+            return []
+        try:
+            rows = self._conn.execute(
+                "SELECT rowid, bm25(past_commits) FROM past_commits WHERE past_commits MATCH ? "
+                "ORDER BY rank, rowid LIMIT ?",
+                (" OR ".join(f'"{t}"' for t in terms), limit * 2 + 10),
+            ).fetchall()
+        except sqlite3.OperationalError:  # a read-only index of an older schema
+            return []
+        found = sorted((-round(-float(r[1]) * 1000), int(r[0])) for r in rows)
+        return [(order, -neg) for neg, order in found[:limit] if neg < 0]
+
+    def past_edits(self, orders: Collection[int]) -> list[tuple[int, str]]:
+        """The files the past commits ``orders`` edited: ``(order, path)``."""
+        if not orders:
+            return []
+        marks = ",".join("?" * len(orders))
+        rows = self._conn.execute(
+            f"SELECT ord, path FROM past_edits WHERE ord IN ({marks}) ORDER BY ord, path",
+            sorted(orders),
+        ).fetchall()
+        return [(int(o), str(p)) for o, p in rows]
 
     def set_cochange(self, edges: Sequence[tuple[str, str, int]], key: str) -> None:
         """Replace the co-change graph; ``key`` records what it was computed from."""

@@ -22,7 +22,7 @@ The retrieval stack shared by ``compose`` (the retrieved and structure lanes) an
 Every signal can be switched off by name (``LocateRequest.off``, used by the
 ablation benchmark): ``text``, ``path``, ``graph``, ``names``, ``quoted``,
 ``cochange``, ``callers``, ``diff_text``, ``span_names``, ``span_body``, and
-``coedit`` (applied after locate, by ``sources/ranking.py``).
+``coedit`` and ``commits`` (applied after locate, by ``sources/ranking.py``).
 
 Scores are integers and every order has a total key ending in a path or id.
 Weights were fitted on the tuning repositories of benchmarks/ctxbench.md
@@ -78,6 +78,7 @@ SIGNALS: tuple[str, ...] = (
     "span_names",
     "span_body",
     "coedit",
+    "commits",
 )
 
 #: per-mille file weights without and with a diff (fitted, see the module docstring)

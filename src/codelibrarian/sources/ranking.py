@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 
+from ..index.history_edits import past_edit_weights
 from ..query.locate import (
     Located,
     LocatedFile,
@@ -38,11 +39,13 @@ from .rules import find_rule_files
 __all__ = [
     "COEDIT_LEADS",
     "COEDIT_PERMILLE",
+    "COMMITS_PERMILLE",
     "FileRank",
     "Ranking",
     "changed_names",
     "coedit_partners",
     "coedit_rerank",
+    "commits_rerank",
     "diff_identifiers",
     "is_code",
     "is_test_path",
@@ -82,6 +85,15 @@ COEDIT_KEEP = 3
 #: them is what counts; at 8,000 tokens 20 files do, and the moves reshuffled their shares
 #: (tuning split +0.020 edit recall at 8,000, dev2 split -0.015: not general)
 COEDIT_BELOW_BUDGET = 4000
+#: tasks without a change: how much a file's sort key gains at full strength when the
+#: past commits whose messages are most like the task edited it, the places it never
+#: changes, and the packs it applies to (see :func:`commits_rerank`; probed and fitted in
+#: benchmarks/ctxbench.md, "Past commits like the task")
+COMMITS_PERMILLE = 400
+COMMITS_KEEP = 3
+COMMITS_BELOW_BUDGET = 4000
+#: the fewest of the similar commits that must have edited a file for it to move
+COMMITS_MIN = 2
 
 
 def is_code(ctx: SourceContext, path: str) -> bool:
@@ -185,6 +197,12 @@ def rank_files(ctx: SourceContext) -> Ranking:
         ranking = locate(ctx.store, request, shared, has_file=ctx.has_file, sensitive=ctx.sensitive)
         if (
             request.mode == "intent"
+            and "commits" not in request.off
+            and ctx.budget < COMMITS_BELOW_BUDGET
+        ):
+            ranking = commits_rerank(ranking, past_edit_weights(ctx.store, request.task, shared))
+        if (
+            request.mode == "intent"
             and "coedit" not in request.off
             and ctx.budget < COEDIT_BELOW_BUDGET
         ):
@@ -194,6 +212,43 @@ def rank_files(ctx: SourceContext) -> Ranking:
             ranking = coedit_rerank(ranking, partners)
     ctx.memo["ranking"] = ranking
     return ranking
+
+
+def commits_rerank(
+    ranking: Located, past: Mapping[str, tuple[int, int]], *, permille: int | None = None
+) -> Located:
+    """Move up the code files that past commits like the task edited.
+
+    ``past`` (:func:`~codelibrarian.index.history_edits.past_edit_weights`) weighs each
+    file by the commits with messages most like the task's that edited it: a vague
+    task ("fix the highlighting a bit") often lands where similar changes did. Below
+    the first :data:`COMMITS_KEEP` places (the task's own words decide them) each code
+    file's sort key gains ``permille`` (default :data:`COMMITS_PERMILLE`) x its weight
+    per mille of the most any of them has / 1000; the places keep their scores. Integer
+    arithmetic; recorded per file as ``commits`` and as a stage of the explanation.
+    """
+    permille = COMMITS_PERMILLE if permille is None else permille
+    keep = COMMITS_KEEP
+    # one similar commit is an anecdote: a file counts when several of them edited it
+    weights = {p: w for p, (w, n) in past.items() if n >= COMMITS_MIN}
+    if permille <= 0 or len(ranking.files) <= keep or not weights:
+        return ranking
+    # per mille of the file the similar commits edited most, wherever it ranks: a file
+    # edited once by one of them is weak evidence even when no better one is below
+    most = max(weights.values())
+    return _lift_below(
+        ranking,
+        weights,
+        keep=keep,
+        permille=permille,
+        order_only=True,
+        signal="commits",
+        most=most,
+        summary=lambda lifted, up: (
+            f"{lifted} ranked code files below place {keep} were edited by past commits like "
+            f"the task ({len(weights)} files in all); {up} moved up (sort key up to +{permille})"
+        ),
+    )
 
 
 def coedit_partners(edges: Iterable[tuple[str, str, int]]) -> dict[str, dict[str, int]]:
@@ -243,14 +298,45 @@ def coedit_rerank(
         for path, w in partners.get(lead.path, {}).items():
             if w >= COEDIT_MIN:
                 together[path] = together.get(path, 0) + w
+    return _lift_below(
+        ranking,
+        together,
+        keep=keep,
+        permille=permille,
+        order_only=order_only,
+        signal="coedit",
+        summary=lambda lifted, up: (
+            f"{lifted} ranked code files below place {keep} changed in the same commits as "
+            f"the best {len(head)}; {up} moved up (sort key up to +{permille})"
+        ),
+    )
+
+
+def _lift_below(
+    ranking: Located,
+    together: Mapping[str, int],
+    *,
+    keep: int,
+    permille: int,
+    order_only: bool,
+    signal: str,
+    summary: Callable[[int, int], str],
+    most: int | None = None,
+) -> Located:
+    """Re-order the code files below the first ``keep`` places by their score plus
+    ``permille`` x their strength / 1000 (``together`` per mille of the most any of them
+    has, or of ``most`` when given), ties by path; ``ranking`` itself when no file below
+    has any. The strength is recorded per file as ``signal``, and a stage of that name
+    says ``summary(files with a strength, files moved up)``."""
     below = ranking.files[keep:]
-    most = max((together.get(f.path, 0) for f in below if f.is_code), default=0)
-    if most <= 0:
+    if not any(together.get(f.path, 0) for f in below if f.is_code):
         return ranking
+    if most is None:
+        most = max(together.get(f.path, 0) for f in below if f.is_code)
     strengths: list[int] = []
     keys: list[tuple[int, str, int]] = []
     for i, f in enumerate(below):
-        # shared commits with the leads, per mille of the most any ranked code file shares
+        # the file's value per mille of the largest (by default, of any code file below)
         strength = together.get(f.path, 0) * 1000 // most if f.is_code else 0
         strengths.append(strength)
         keys.append((-(f.score + permille * strength // 1000), f.path, i))
@@ -269,11 +355,7 @@ def coedit_rerank(
         signals = f.signals
         if strengths[i] > 0:
             lifted += 1
-            signals = tuple(sorted((*signals, ("coedit", strengths[i]))))
+            signals = tuple(sorted((*signals, (signal, strengths[i]))))
         moved.append(LocatedFile(f.path, score, signals, f.hits, f.is_test, f.is_code))
-    stage = Stage(
-        "coedit",
-        f"{lifted} ranked code files below place {keep} changed in the same commits as "
-        f"the best {len(head)}; {up} moved up (sort key up to +{permille})",
-    )
+    stage = Stage(signal, summary(lifted, up))
     return replace(ranking, files=(*ranking.files[:keep], *moved), stages=(*ranking.stages, stage))

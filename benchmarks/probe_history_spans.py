@@ -1,0 +1,322 @@
+"""Probe: would the repository's own history find the edited definition of a file?
+
+On the dev2 split of benchmarks/ctxbench.md most misses are "the right file, the
+wrong part": the gold file is shown, its edited definition ranks 9th or lower among
+the file's spans (``query.locate.rank_spans``). Tasks read like commit messages, and
+git history up to the task's parent commit is in place (no leak). For each intent
+task this probe reads the newest ``--commits`` commits before the task
+(``index.history_edits.read_history``: per commit, the definitions its hunks were in)
+and scores each span of each gold file by three history signals:
+
+* ``similar``: the past commits whose messages are most like the task (BM25 over
+  message words, the ``--top`` best), each weighted by its score per mille of the
+  best, summed over the commits that edited a definition of the span's name in the
+  file;
+* ``churn``: how many of the commits edited that definition of the file;
+* ``coedit``: how many commits edited it together with the file's best span under
+  ``rank_spans`` (in the same file).
+
+Each signal is scaled per mille of the file's largest and fused into the span's
+``rank_spans`` score (``score + weight * signal // 1000``, before the 1000 cap, as a
+new key of its signal dict would be). Counted: gold files whose best edited span is
+first / in the first three / first five (the gold files with at least two spans,
+some but not all holding an edit line). At file level: where the gold files rank
+among ``locate``'s code files, and with ``similar`` at file level (the commits' files)
+fused in. A span "holds" an edit line when one of the pre-image lines the task's
+commit removes (or, for an insertion, the two non-blank lines either side) is among
+its own lines. The runner's cached index copies are read, so run that first::
+
+    .venv/bin/python benchmarks/probe_history_spans.py --bench SCRATCH/ctxbench \\
+        --repos flask,ripgrep,sphinx [--max-tasks 20] [--commits 1000] [--cache FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import sys
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from ctxbench_fast import _harness, _index_key  # noqa: E402
+
+from codelibrarian.index.history_edits import message_words, read_history  # noqa: E402
+from codelibrarian.index.store import SqliteStore  # noqa: E402
+from codelibrarian.query.locate import (  # noqa: E402
+    SPAN_WEIGHTS,
+    LocatedFile,
+    LocateRequest,
+    locate,
+    rank_spans,
+)
+from codelibrarian.trigger import Trigger  # noqa: E402
+
+_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@")
+
+
+def locus_lines(run: Any, src: Path, parent: str, commit: str, path: str) -> set[int]:
+    """Pre-image line numbers the commit edits in ``path`` (the harness's rule)."""
+    diff = run.git(
+        str(src), "diff", "-U0", "--no-color", "--no-renames", parent, commit, "--", path
+    )
+    pre: list[str] | None = None
+    out: set[int] = set()
+    for line in diff.split("\n"):
+        m = _HUNK.match(line)
+        if not m:
+            continue
+        start, count = int(m.group(1)), 1 if m.group(2) is None else int(m.group(2))
+        if count:
+            out.update(range(start, start + count))
+            continue
+        if pre is None:
+            pre = run.git(str(src), "show", f"{parent}:{path}").split("\n")
+        before = [i for i in range(min(start, len(pre)), 0, -1) if pre[i - 1].strip()][:2]
+        after = [i for i in range(start + 1, len(pre) + 1) if pre[i - 1].strip()][:2]
+        out.update(before + after)
+    return out
+
+
+def short(symbol: str | None) -> str | None:
+    return None if not symbol else re.split(r"\.|::", symbol)[-1]
+
+
+def collect(args: argparse.Namespace) -> list[dict[str, Any]]:
+    run = _harness(args.bench)
+    key = _index_key()
+    out: list[dict[str, Any]] = []
+    for repo in args.repos.split(","):
+        tasks = [json.loads(line) for line in (args.bench / "tasks" / f"{repo}.jsonl").open()]
+        intent = [t for t in tasks if "intent" in t["modes"]]
+        src = args.bench / ".data" / "repos" / repo
+        caches = [args.bench / ".data" / "fastcache" / repo / key]
+        caches += sorted((args.bench / ".data" / "fastcache" / repo).iterdir())
+        for task in run.pick(intent, args.max_tasks):
+            dbs = [
+                c / f"{task['parent']}.db" for c in caches if (c / f"{task['parent']}.db").is_file()
+            ]
+            if not dbs:
+                print("no index for", task["id"], file=sys.stderr)
+                continue
+            history = read_history(src, rev=task["parent"], limit=args.commits, definitions=True)
+            trig = Trigger.create(task["query"], as_of=0)
+            request = LocateRequest(
+                task=task["query"], keywords=trig.keywords, identifiers=trig.identifiers
+            )
+            store = SqliteStore(dbs[0], readonly=True)
+            try:
+                located = locate(store, request, {})
+                files = {f.path: f for f in located.files}
+                golds = []
+                for gold in task["gold"]:
+                    lines = locus_lines(run, src, task["parent"], task["commit"], gold)
+                    lf = files.get(gold) or LocatedFile(gold, 0, (), (), False, True)
+                    spans = rank_spans(store, request, lf, quoted_chunks=located.quoted_chunks)
+                    golds.append(
+                        {
+                            "path": gold,
+                            "spans": [
+                                {
+                                    "name": short(s.symbol),
+                                    "score": s.score,
+                                    "sig": dict(s.signals),
+                                    # a class's own lines: scaled down by rank_spans
+                                    "container": s.score != min(1000, _raw(s.signals)),
+                                    "start": s.start,
+                                    "hit": any(a <= ln <= b for a, b in s.own for ln in lines),
+                                }
+                                for s in spans
+                            ],
+                        }
+                    )
+                out.append(
+                    {
+                        "repo": repo,
+                        "id": task["id"],
+                        "query": task["query"],
+                        "gold": task["gold"],
+                        "files": [[f.path, f.score, f.is_code] for f in located.files[:40]],
+                        "golds": golds,
+                        "history": [
+                            [c.order, c.message, [[p, list(n)] for p, n in c.edits]]
+                            for c in history
+                        ],
+                    }
+                )
+            finally:
+                store.close()
+        print("collected", repo, file=sys.stderr, flush=True)
+    return out
+
+
+def _raw(signals: Sequence[tuple[str, int]]) -> int:
+    weights = SPAN_WEIGHTS["intent"]
+    return sum(weights.get(k, 0) * v for k, v in signals) // 1000
+
+
+def bm25_top(query: str, history: list[Any], top: int) -> list[tuple[int, int]]:
+    """``(commit order, weight per mille of the best)`` of the ``top`` best messages."""
+    q = set(message_words(query))
+    docs = [Counter(message_words(msg)) for _, msg, _ in history]
+    if not q or not docs:
+        return []
+    n = len(docs)
+    avg = sum(sum(d.values()) for d in docs) / n or 1.0
+    df = Counter(w for d in docs for w in set(d) if w in q)
+    scores: list[tuple[float, int]] = []
+    for (order, _, _), d in zip(history, docs, strict=True):
+        length = sum(d.values())
+        s = 0.0
+        for w in q:
+            tf = d.get(w, 0)
+            if tf:
+                idf = math.log(1 + (n - df[w] + 0.5) / (df[w] + 0.5))
+                s += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * length / avg))
+        if s > 0:
+            scores.append((s, order))
+    scores.sort(key=lambda x: (-x[0], x[1]))
+    best = scores[:top]
+    if not best:
+        return []
+    return [(order, max(1, int(1000 * s / best[0][0]))) for s, order in best]
+
+
+def signals(task: dict[str, Any], gold: dict[str, Any], top: int) -> dict[str, dict[str, int]]:
+    """Per signal, per definition name of the gold file: its raw value."""
+    path = gold["path"]
+    edits = {order: {p: set(n) for p, n in e} for order, _, e in task["history"]}
+    sim: Counter[str] = Counter()
+    for order, w in bm25_top(task["query"], task["history"], top):
+        for name in edits[order].get(path, ()):
+            sim[name] += w
+    churn: Counter[str] = Counter()
+    for e in edits.values():
+        for name in e.get(path, ()):
+            churn[name] += 1
+    lead = gold["spans"][0]["name"] if gold["spans"] else None
+    co: Counter[str] = Counter()
+    if lead:
+        for e in edits.values():
+            names = e.get(path, set())
+            if lead in names:
+                for name in names:
+                    if name != lead:
+                        co[name] += 1
+    return {"similar": dict(sim), "churn": dict(churn), "coedit": dict(co)}
+
+
+def rank_of(spans: list[dict[str, Any]], extra: dict[str, int], weight: int) -> int:
+    top = max(extra.values(), default=0)
+    order = []
+    for i, s in enumerate(spans):
+        raw = _raw(tuple(s["sig"].items()))
+        if top and s["name"] in extra:
+            raw += weight * (extra[s["name"]] * 1000 // top) // 1000
+        score = min(1000, raw)
+        if s["container"]:
+            score = score * 600 // 1000
+        order.append((-score, s["start"], i))
+    order.sort()
+    return min(pos for pos, (_, _, i) in enumerate(order) if spans[i]["hit"])
+
+
+def file_rank(task: dict[str, Any], gold: str, weight: int, top: int) -> int | None:
+    files = [(p, s) for p, s, code in task["files"] if code]
+    sim: Counter[str] = Counter()
+    for order, w in bm25_top(task["query"], task["history"], top) if weight else []:
+        for p, _ in task["history"][order][2]:
+            sim[p] += w
+    most = max((sim[p] for p, _ in files), default=0)
+    keyed = sorted(
+        (-(s + (weight * (sim[p] * 1000 // most) // 1000 if most else 0)), p) for p, s in files
+    )
+    for pos, (_, p) in enumerate(keyed):
+        if p == gold:
+            return pos
+    return None
+
+
+def evaluate(data: list[dict[str, Any]], top: int) -> None:
+    variants = [("main", "", 0)] + [
+        (f"{sig} {w}", sig, w)
+        for sig in ("similar", "churn", "coedit")
+        for w in (100, 200, 400, 800)
+    ]
+    for split, repos in (("tuning", {"click", "httpx", "logrus", "express"}), ("dev2", None)):
+        rows = [t for t in data if (t["repo"] in repos if repos else t["repo"] not in _TUNING)]
+        if not rows:
+            continue
+        counts: dict[str, Counter[str]] = {v[0]: Counter() for v in variants}
+        for task in rows:
+            for gold in task["golds"]:
+                spans = gold["spans"]
+                hits = [s["hit"] for s in spans]
+                if len(spans) < 2 or not any(hits) or all(hits):
+                    continue
+                sigs = signals(task, gold, top)
+                for name, sig, w in variants:
+                    r = rank_of(spans, sigs.get(sig, {}), w)
+                    c = counts[name]
+                    c["files"] += 1
+                    c["@1"] += r < 1
+                    c["@3"] += r < 3
+                    c["@5"] += r < 5
+                    c["@9"] += r < 9
+        print(f"\nspan level, {split} (commits {len(rows)} tasks; gold files with a span choice)")
+        print("| variant | gold files | @1 | @3 | @5 | @9 |")
+        print("|---|---:|---:|---:|---:|---:|")
+        for name, _, _ in variants:
+            c = counts[name]
+            print(f"| {name} | {c['files']} | {c['@1']} | {c['@3']} | {c['@5']} | {c['@9']} |")
+        print(f"\nfile level, {split}: gold files' place among locate's code files")
+        print("| variant | gold files | @1 | @3 | @5 | @8 | not in the top 40 |")
+        print("|---|---:|---:|---:|---:|---:|---:|")
+        for w in (0, 100, 200, 400):
+            fc: Counter[str] = Counter()
+            for task in rows:
+                for gold in task["gold"]:
+                    r = file_rank(task, gold, w, top)
+                    fc["files"] += 1
+                    if r is None:
+                        fc["none"] += 1
+                        continue
+                    for k in (1, 3, 5, 8):
+                        fc[f"@{k}"] += r < k
+            name = "main" if not w else f"similar {w}"
+            print(
+                f"| {name} | {fc['files']} | {fc['@1']} | {fc['@3']} | {fc['@5']} | "
+                f"{fc['@8']} | {fc['none']} |"
+            )
+
+
+_TUNING = {"click", "httpx", "logrus", "express"}
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--bench", required=True, type=Path)
+    ap.add_argument("--repos", required=True)
+    ap.add_argument("--max-tasks", type=int, default=20)
+    ap.add_argument("--commits", type=int, default=1000)
+    ap.add_argument("--top", type=int, default=20, help="similar commits counted")
+    ap.add_argument("--cache", type=Path, default=None, help="keep the collected data here")
+    args = ap.parse_args(argv)
+    if args.cache is not None and args.cache.is_file():
+        data = json.loads(args.cache.read_text(encoding="utf-8"))
+    else:
+        data = collect(args)
+        if args.cache is not None:
+            args.cache.write_text(json.dumps(data), encoding="utf-8")
+    evaluate(data, args.top)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
