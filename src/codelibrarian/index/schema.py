@@ -221,6 +221,14 @@ _FTS_TOKENIZE = "tokenize = \"unicode61 remove_diacritics 2 tokenchars '_'\""
 #: contentless table deletes a row only when told the exact values it indexed.
 _V5: tuple[str | Callable[[sqlite3.Connection], None], ...] = (_contentless_fts,)
 
+#: each parsed file's span layout (``layouts.py``), stored once per file content: the row
+#: goes with its file row, which the index replaces whenever the file's content changes
+_V6: tuple[str, ...] = (
+    """CREATE TABLE layouts(
+        file_id INTEGER PRIMARY KEY REFERENCES files(id) ON DELETE CASCADE,
+        data BLOB NOT NULL)""",
+)
+
 #: (version, name, steps: SQL statements or functions of the connection), applied in order
 MIGRATIONS: tuple[tuple[int, str, tuple[str | Callable[[sqlite3.Connection], None], ...]], ...] = (
     (1, "initial", _V1),
@@ -228,6 +236,7 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str | Callable[[sqlite3.Connection], Non
     (3, "staged index, skipped files, blob ids", _V3),
     (4, "symbol name parts", _V4),
     (5, "contentless full-text table", _V5),
+    (6, "span layouts", _V6),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

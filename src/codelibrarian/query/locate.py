@@ -37,10 +37,11 @@ import posixpath
 import re
 import sys
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ..index import layouts as stored_layouts
 from ..index.records import Chunk, ChunkHit
 from ..index.tokenize import name_parts
 
@@ -58,6 +59,7 @@ __all__ = [
     "Span",
     "Stage",
     "is_test_path",
+    "layout_record",
     "locate",
     "quoted_strings",
     "rank_spans",
@@ -656,12 +658,27 @@ def _own_ranges(
     return tuple(out)
 
 
-@dataclass(frozen=True, slots=True)
-class _Part:
-    """One chunk of a file's span layout and what scoring reads of it (task-independent)."""
+class _Bare(NamedTuple):
+    """What span ranking reads of a layout part's chunk (a chunk row without its text)."""
 
-    index: int
-    chunk: Chunk
+    chunk_id: int
+    path: str
+    start_line: int
+    end_line: int
+    symbol: str | None
+    kind: str
+    tokens: int
+
+
+class _Part(NamedTuple):
+    """One chunk of a file's span layout and what scoring reads of it (task-independent).
+
+    A tuple, as is its chunk: a layout read from the index makes one per chunk, and a
+    tuple is made in a fraction of a frozen dataclass's time."""
+
+    #: the chunk's position in the file's chunks by line
+    position: int
+    chunk: _Bare
     own: tuple[tuple[int, int], ...]
     frame: tuple[int, ...]
     #: the symbol's name parts (None without a symbol)
@@ -670,16 +687,49 @@ class _Part:
     container: bool
 
 
+class _WordTable(Mapping[str, int]):
+    """A stored layout's word table, read in place: the words joined by newlines (a
+    word never holds one) and their part masks in the same order. A task looks up a
+    dozen words of a table of thousands: finding each in the joined text costs less
+    than building the dict, and the table is a fraction of the dict's memory."""
+
+    __slots__ = ("_joined", "_masks")
+
+    def __init__(self, joined: str, masks: Sequence[int]) -> None:
+        self._joined = joined  # "\n" + words joined by "\n" + "\n" (or "" for none)
+        self._masks = masks
+
+    def get(self, word: str, default: Any = None) -> Any:
+        if not word or "\n" in word:
+            return default
+        at = self._joined.find(f"\n{word}\n")
+        if at < 0:
+            return default
+        return self._masks[self._joined.count("\n", 0, at)]
+
+    def __getitem__(self, word: str) -> int:
+        got = self.get(word)
+        if got is None:
+            raise KeyError(word)
+        return int(got)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._joined[1:-1].split("\n") if self._joined else ())
+
+    def __len__(self) -> int:
+        return len(self._masks)
+
+
 @dataclass(frozen=True, slots=True)
 class _Layout:
     """A file's chunks in line order (with their own line ranges and frames), and its
     words: each lower-cased word of a chunk -> a bit mask of the parts (by position in
     ``parts``) whose chunk has it. One table per file rather than a set per chunk: a
     warm process keeps thousands of layouts, and a class chunk repeats its methods'
-    words."""
+    words. Built here, the table is a dict; read from the index, a :class:`_WordTable`."""
 
     parts: tuple[_Part, ...]
-    words: dict[str, int]
+    words: Mapping[str, int]
 
 
 def _bit_counts(masks: Iterable[int], n: int) -> list[int]:
@@ -694,14 +744,33 @@ def _bit_counts(masks: Iterable[int], n: int) -> list[int]:
     return counts
 
 
-def _layout(store: Storage, path: str, chunks: Sequence[Chunk] | None) -> _Layout:
-    """The span layout of a file (task-independent; see :func:`rank_spans`)."""
-    rows = list(chunks) if chunks is not None else store.chunks_for(path)
-    if not rows:
-        return _Layout((), {})
-    # where each symbol name starts: a member's frame is its owner's first line
-    starts_of = store.symbol_lines(path)
-    out: list[_Part] = []
+#: one part of a raw layout: ``(position, chunk id, start, end, symbol, kind, tokens, own,
+#: frame, name parts, head, container)``, plain values only (``layouts.py`` stores it
+#: with ``marshal``); the name parts are stored sorted, not split again by each reader
+_RawPart = tuple[
+    int,
+    int,
+    int,
+    int,
+    "str | None",
+    str,
+    int,
+    tuple[tuple[int, int], ...],
+    tuple[int, ...],
+    "tuple[str, ...] | None",
+    bool,
+    bool,
+]
+
+
+#: a layout as plain values: its parts and its word table
+_RawLayout = tuple[tuple[_RawPart, ...], dict[str, int]]
+
+
+def _raw_layout(rows: Sequence[Chunk], starts_of: Mapping[str, int]) -> _RawLayout:
+    """A file's span layout as plain values: its parts and its word table (see
+    :class:`_Layout`), from its chunk rows and ``name -> first line`` of its symbols."""
+    out: list[_RawPart] = []
     words: dict[str, int] = {}
     ordered = sorted(rows, key=lambda c: (c.start_line, c.end_line, c.chunk_id))
     starts = [c.start_line for c in ordered]
@@ -719,38 +788,74 @@ def _layout(store: Storage, path: str, chunks: Sequence[Chunk] | None) -> _Layou
         bit = 1 << len(out)
         for word in _words(c.text):
             words[word] = words.get(word, 0) | bit
-        # scoring reads only the words: layouts stay small (built directly: ``replace``
-        # costs 7 us a chunk, and a first-seen file of a large repository has hundreds)
-        bare = Chunk(
-            c.chunk_id,
-            c.path,
-            c.start_line,
-            c.end_line,
-            c.symbol,
-            c.kind,
-            "",
-            c.tokens,
-            c.content_hash,
+        head = index == 0 or c.kind == "module"
+        raw = (index, c.chunk_id, c.start_line, c.end_line, c.symbol, c.kind, c.tokens)
+        names = tuple(sorted(_parts(c.symbol))) if c.symbol else None
+        out.append((*raw, own, frame, names, head, container))
+    return tuple(out), words
+
+
+def _parts_of(path: str, parts: Iterable[_RawPart]) -> tuple[_Part, ...]:
+    return tuple(
+        _Part(
+            pos,
+            _Bare(cid, path, start, end, symbol, kind, tokens),
+            own,
+            frame,
+            None if names is None else frozenset(names),
+            head,
+            container,
         )
-        out.append(
-            _Part(
-                index,
-                bare,
-                own,
-                frame,
-                _parts(c.symbol) if c.symbol else None,
-                index == 0 or c.kind == "module",
-                container,
-            )
-        )
-    return _Layout(tuple(out), words)
+        for pos, cid, start, end, symbol, kind, tokens, own, frame, names, head, container in parts
+    )
+
+
+def _built(store: Storage, path: str, rows: Sequence[Chunk]) -> _RawLayout:
+    # where each symbol name starts: a member's frame is its owner's first line
+    return _raw_layout(rows, store.symbol_lines(path) if rows else {})
+
+
+def _stored(store: Storage, path: str) -> _Layout | None:
+    """``path``'s layout as the index stored it (``index/layouts.py``), if it did."""
+    read = getattr(store, "stored_layout", None)
+    blob = read(path) if read is not None else None
+    raw = stored_layouts.decode(blob) if blob is not None else None
+    if raw is None:
+        return None
+    try:
+        parts, joined, masks = raw
+        if not (isinstance(joined, str) and isinstance(masks, tuple)):
+            return None
+        return _Layout(_parts_of(path, parts), _WordTable(joined, masks))
+    except (TypeError, ValueError):
+        return None  # not a layout of this format after all: build it
+
+
+def _layout(store: Storage, path: str, chunks: Sequence[Chunk] | None) -> _Layout:
+    """The span layout of a file (task-independent; see :func:`rank_spans`): the one the
+    index stored for it when there is one, else built from its chunk rows (or from
+    ``chunks``, when given)."""
+    if chunks is None and (stored := _stored(store, path)) is not None:
+        return stored
+    rows = list(chunks) if chunks is not None else store.chunks_for(path)
+    parts, words = _built(store, path, rows)
+    return _Layout(_parts_of(path, parts), words)
+
+
+def layout_record(store: Storage, path: str) -> bytes:
+    """``path``'s span layout built from its rows, encoded as the index stores it: the
+    parts, then the words joined (see :class:`_WordTable`) and their masks."""
+    parts, words = _built(store, path, store.chunks_for(path))
+    joined = "\n" + "\n".join(words) + "\n" if words else ""
+    return stored_layouts.encode((parts, joined, tuple(words.values())))
 
 
 def warm_layout(store: Storage, path: str, shared: dict[str, Any]) -> int:
-    """Build ``path``'s span layout into ``shared`` (the memo :func:`rank_spans` reads)
-    ahead of a call that needs it; returns its size in words (0 when it was there
-    already), for a caller that bounds what it keeps. The layout is the one
-    ``rank_spans`` would build itself, so warming never changes an answer."""
+    """Put ``path``'s span layout in ``shared`` (the memo :func:`rank_spans` reads) ahead
+    of a call that needs it: the one the index stored, else built; returns its size
+    in words and parts (0 when it was there already), for a caller that bounds what it
+    keeps. The layout is the one ``rank_spans`` would read or build itself, so warming
+    never changes an answer."""
     layouts: dict[str, _Layout] = shared.setdefault("locate.spans", {})
     if path in layouts:
         return 0
