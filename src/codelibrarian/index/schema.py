@@ -224,7 +224,7 @@ _V5: tuple[str | Callable[[sqlite3.Connection], None], ...] = (_contentless_fts,
 #: each parsed file's span layout (``layouts.py``), stored once per file content: the row
 #: goes with its file row, which the index replaces whenever the file's content changes
 _V6: tuple[str, ...] = (
-    """CREATE TABLE layouts(
+    """CREATE TABLE IF NOT EXISTS layouts(
         file_id INTEGER PRIMARY KEY REFERENCES files(id) ON DELETE CASCADE,
         data BLOB NOT NULL)""",
 )

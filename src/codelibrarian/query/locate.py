@@ -37,13 +37,13 @@ import posixpath
 import re
 import sys
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..index import layouts as stored_layouts
 from ..index.records import Chunk, ChunkHit
-from ..index.tokenize import name_parts
+from ..index.tokenize import name_parts, name_parts_uncached
 
 if TYPE_CHECKING:
     import numpy as np
@@ -767,9 +767,18 @@ _RawPart = tuple[
 _RawLayout = tuple[tuple[_RawPart, ...], dict[str, int]]
 
 
-def _raw_layout(rows: Sequence[Chunk], starts_of: Mapping[str, int]) -> _RawLayout:
+def _raw_layout(
+    rows: Sequence[Chunk], starts_of: Mapping[str, int], *, writing: bool = False
+) -> _RawLayout:
     """A file's span layout as plain values: its parts and its word table (see
-    :class:`_Layout`), from its chunk rows and ``name -> first line`` of its symbols."""
+    :class:`_Layout`), from its chunk rows and ``name -> first line`` of its symbols.
+
+    ``writing``: for the index, which sees every file once: the name parts are split
+    without the query-time cache and the words are not interned (stored joined in one
+    string, they are never kept one by one), so an indexing process keeps none of them.
+    """
+    split = name_parts_uncached if writing else _parts
+    keep: Callable[[str], str] = str if writing else sys.intern
     out: list[_RawPart] = []
     words: dict[str, int] = {}
     ordered = sorted(rows, key=lambda c: (c.start_line, c.end_line, c.chunk_id))
@@ -786,11 +795,11 @@ def _raw_layout(rows: Sequence[Chunk], starts_of: Mapping[str, int]) -> _RawLayo
             if parent is not None and parent < c.start_line:
                 frame = (parent,)
         bit = 1 << len(out)
-        for word in _words(c.text):
+        for word in _words(c.text, keep):
             words[word] = words.get(word, 0) | bit
         head = index == 0 or c.kind == "module"
         raw = (index, c.chunk_id, c.start_line, c.end_line, c.symbol, c.kind, c.tokens)
-        names = tuple(sorted(_parts(c.symbol))) if c.symbol else None
+        names = tuple(sorted(split(c.symbol))) if c.symbol else None
         out.append((*raw, own, frame, names, head, container))
     return tuple(out), words
 
@@ -810,9 +819,11 @@ def _parts_of(path: str, parts: Iterable[_RawPart]) -> tuple[_Part, ...]:
     )
 
 
-def _built(store: Storage, path: str, rows: Sequence[Chunk]) -> _RawLayout:
+def _built(
+    store: Storage, path: str, rows: Sequence[Chunk], *, writing: bool = False
+) -> _RawLayout:
     # where each symbol name starts: a member's frame is its owner's first line
-    return _raw_layout(rows, store.symbol_lines(path) if rows else {})
+    return _raw_layout(rows, store.symbol_lines(path) if rows else {}, writing=writing)
 
 
 def _stored(store: Storage, path: str) -> _Layout | None:
@@ -845,7 +856,7 @@ def _layout(store: Storage, path: str, chunks: Sequence[Chunk] | None) -> _Layou
 def layout_record(store: Storage, path: str) -> bytes:
     """``path``'s span layout built from its rows, encoded as the index stores it: the
     parts, then the words joined (see :class:`_WordTable`) and their masks."""
-    parts, words = _built(store, path, store.chunks_for(path))
+    parts, words = _built(store, path, store.chunks_for(path), writing=True)
     joined = "\n" + "\n".join(words) + "\n" if words else ""
     return stored_layouts.encode((parts, joined, tuple(words.values())))
 
@@ -863,12 +874,12 @@ def warm_layout(store: Storage, path: str, shared: dict[str, Any]) -> int:
     return len(layout.words) + len(layout.parts)
 
 
-def _words(text: str) -> frozenset[str]:
-    """The lower-cased words of a chunk."""
+def _words(text: str, keep: Callable[[str], str] = sys.intern) -> frozenset[str]:
+    """The lower-cased words of a chunk, each passed through ``keep``."""
     # interned: a warm process keeps the layouts of thousands of files, whose words repeat
     if text.isascii():  # lower-casing ASCII first finds the same words, lower-cased
-        return frozenset(map(sys.intern, _WORD.findall(text.lower())))
-    return frozenset(sys.intern(w.lower()) for w in _WORD.findall(text))
+        return frozenset(map(keep, _WORD.findall(text.lower())))
+    return frozenset(keep(w.lower()) for w in _WORD.findall(text))
 
 
 def _span_key(item: tuple[int, _Part, dict[str, int]]) -> tuple[int, int, int]:
