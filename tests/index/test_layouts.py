@@ -4,13 +4,7 @@ that answers and that the next run completes."""
 
 from __future__ import annotations
 
-import contextlib
-import os
-import signal
 import sqlite3
-import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +19,7 @@ from codelibrarian.index.records import Chunk, ChunkHit
 from codelibrarian.index.store import index_path, open_store
 from codelibrarian.query import locate
 from codelibrarian.query.locate import LocatedFile, LocateRequest, rank_spans
-from tests.helpers import commit_all, make_repo, write_files
+from tests.helpers import commit_all, make_repo, sigkill_index_midway, write_files
 
 
 class _Rows:
@@ -213,32 +207,8 @@ N_FILES = 400
 @pytest.mark.slow
 def test_a_killed_layout_stage_leaves_a_usable_index(tmp_path: Path) -> None:
     repo = make_repo(tmp_path / "r", {f"pkg/m{i:03d}.py": _module(i) for i in range(N_FILES)})
-    db = index_path(repo)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "codelibrarian", "index", str(repo), "--json"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env={**os.environ, "LIBRARIAN_NO_RESIDENT": "1"},
-        start_new_session=True,
-    )
-    stored = 0
-    deadline = time.monotonic() + 240
-    try:
-        while time.monotonic() < deadline and proc.poll() is None:
-            with contextlib.suppress(sqlite3.Error):
-                conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=0.1)
-                try:
-                    stored = conn.execute("SELECT COUNT(*) FROM layouts").fetchone()[0]
-                finally:
-                    conn.close()
-            if stored:
-                break
-            time.sleep(0.005)
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait(timeout=30)
-    assert proc.returncode == -signal.SIGKILL, "the run ended before it was killed"
+    stored = sigkill_index_midway(repo, 1, count="SELECT COUNT(*) FROM layouts")
+    assert stored > 0
     with open_store(repo, readonly=True) as store:
         missing = store.paths_without_layout()
         assert 0 < len(missing) < N_FILES  # killed between two committed batches

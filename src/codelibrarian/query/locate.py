@@ -659,10 +659,10 @@ def _own_ranges(
 
 
 class _Bare(NamedTuple):
-    """What span ranking reads of a layout part's chunk (a chunk row without its text)."""
+    """What span ranking reads of a layout part's chunk: a chunk row without its text,
+    content hash and path (the file's)."""
 
     chunk_id: int
-    path: str
     start_line: int
     end_line: int
     symbol: str | None
@@ -808,7 +808,7 @@ def _parts_of(path: str, parts: Iterable[_RawPart]) -> tuple[_Part, ...]:
     return tuple(
         _Part(
             pos,
-            _Bare(cid, path, start, end, symbol, kind, tokens),
+            _Bare(cid, start, end, symbol, kind, tokens),
             own,
             frame,
             None if names is None else frozenset(names),
