@@ -31,19 +31,18 @@ Weights were fitted on the tuning repositories of benchmarks/ctxbench.md
 
 from __future__ import annotations
 
-import bisect
 import heapq
 import posixpath
 import re
 import sys
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..index import layouts as stored_layouts
 from ..index.records import Chunk, ChunkHit
-from ..index.tokenize import name_parts, name_parts_uncached
+from ..index.tokenize import name_parts
 
 if TYPE_CHECKING:
     import numpy as np
@@ -106,7 +105,6 @@ _GRAPH_CANDIDATES = 200
 _QUOTED_MIN = 6
 
 _QUOTED = re.compile(r"""["'`]([^"'`\n]{6,200})["'`]""")
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def variants(word: str) -> list[str]:
@@ -628,34 +626,6 @@ SPAN_WEIGHTS: Mapping[str, Mapping[str, int]] = {
     "intent": {"bm25": 400, "names": 300, "body": 150, "head": 80, "quoted": 500},
     "diff": {"bm25": 300, "uses": 300, "names": 200, "head": 80, "quoted": 500},
 }
-_CONTAINERS = frozenset({"class", "interface", "struct", "trait", "enum", "object", "module"})
-
-
-def _own_ranges(
-    chunk: Chunk, ordered: Sequence[Chunk], starts: Sequence[int]
-) -> tuple[tuple[int, int], ...]:
-    """The lines of ``chunk`` not covered by a chunk nested inside it, as ranges.
-
-    ``ordered`` are the file's chunks by first line and ``starts`` their first
-    lines, so only the chunks starting inside ``chunk`` are looked at.
-    """
-    lo = bisect.bisect_left(starts, chunk.start_line)
-    hi = bisect.bisect_right(starts, chunk.end_line)
-    inner = sorted(
-        (c.start_line, c.end_line)
-        for c in ordered[lo:hi]
-        if c.end_line <= chunk.end_line
-        and (c.start_line, c.end_line) != (chunk.start_line, chunk.end_line)
-    )
-    out: list[tuple[int, int]] = []
-    at = chunk.start_line
-    for a, b in inner:
-        if a > at:
-            out.append((at, a - 1))
-        at = max(at, b + 1)
-    if at <= chunk.end_line:
-        out.append((at, chunk.end_line))
-    return tuple(out)
 
 
 class _Bare(NamedTuple):
@@ -744,64 +714,21 @@ def _bit_counts(masks: Iterable[int], n: int) -> list[int]:
     return counts
 
 
-#: one part of a raw layout: ``(position, chunk id, start, end, symbol, kind, tokens, own,
-#: frame, name parts, head, container)``, plain values only (``layouts.py`` stores it
-#: with ``marshal``); the name parts are stored sorted, not split again by each reader
-_RawPart = tuple[
-    int,
-    int,
-    int,
-    int,
-    "str | None",
-    str,
-    int,
-    tuple[tuple[int, int], ...],
-    tuple[int, ...],
-    "tuple[str, ...] | None",
-    bool,
-    bool,
-]
+#: a chunk word and the kinds whose chunks hold others: the index's layout builder's
+_WORD = stored_layouts.WORD
+_CONTAINERS = stored_layouts.CONTAINERS
+_words = stored_layouts.chunk_words
+_own_ranges = stored_layouts.own_ranges
+_RawPart = stored_layouts.RawPart
+_RawLayout = stored_layouts.RawLayout
+#: ``path``'s layout built from its rows and encoded as the index stores it
+layout_record = stored_layouts.layout_record
 
 
-#: a layout as plain values: its parts and its word table
-_RawLayout = tuple[tuple[_RawPart, ...], dict[str, int]]
-
-
-def _raw_layout(
-    rows: Sequence[Chunk], starts_of: Mapping[str, int], *, writing: bool = False
-) -> _RawLayout:
-    """A file's span layout as plain values: its parts and its word table (see
-    :class:`_Layout`), from its chunk rows and ``name -> first line`` of its symbols.
-
-    ``writing``: for the index, which sees every file once: the name parts are split
-    without the query-time cache and the words are not interned (stored joined in one
-    string, they are never kept one by one), so an indexing process keeps none of them.
-    """
-    split = name_parts_uncached if writing else _parts
-    keep: Callable[[str], str] = str if writing else sys.intern
-    out: list[_RawPart] = []
-    words: dict[str, int] = {}
-    ordered = sorted(rows, key=lambda c: (c.start_line, c.end_line, c.chunk_id))
-    starts = [c.start_line for c in ordered]
-    for index, c in enumerate(ordered):
-        container = c.kind in _CONTAINERS
-        own = _own_ranges(c, ordered, starts) if container else ((c.start_line, c.end_line),)
-        if not own:
-            continue
-        frame: tuple[int, ...] = ()
-        owner = c.symbol.rsplit(".", 1)[0] if c.symbol and "." in c.symbol else None
-        if owner is not None:
-            parent = starts_of.get(owner.rsplit(".", 1)[-1])
-            if parent is not None and parent < c.start_line:
-                frame = (parent,)
-        bit = 1 << len(out)
-        for word in _words(c.text, keep):
-            words[word] = words.get(word, 0) | bit
-        head = index == 0 or c.kind == "module"
-        raw = (index, c.chunk_id, c.start_line, c.end_line, c.symbol, c.kind, c.tokens)
-        names = tuple(sorted(split(c.symbol))) if c.symbol else None
-        out.append((*raw, own, frame, names, head, container))
-    return tuple(out), words
+def _raw_layout(rows: Sequence[Chunk], starts_of: Mapping[str, int]) -> _RawLayout:
+    """A layout built here, to keep: name parts from the query-time cache, words interned
+    (a warm process keeps the layouts of thousands of files, whose words repeat)."""
+    return stored_layouts.raw_layout(rows, starts_of, split=_parts, keep=sys.intern)
 
 
 def _parts_of(path: str, parts: Iterable[_RawPart]) -> tuple[_Part, ...]:
@@ -819,11 +746,9 @@ def _parts_of(path: str, parts: Iterable[_RawPart]) -> tuple[_Part, ...]:
     )
 
 
-def _built(
-    store: Storage, path: str, rows: Sequence[Chunk], *, writing: bool = False
-) -> _RawLayout:
+def _built(store: Storage, path: str, rows: Sequence[Chunk]) -> _RawLayout:
     # where each symbol name starts: a member's frame is its owner's first line
-    return _raw_layout(rows, store.symbol_lines(path) if rows else {}, writing=writing)
+    return _raw_layout(rows, store.symbol_lines(path) if rows else {})
 
 
 def _stored(store: Storage, path: str) -> _Layout | None:
@@ -853,14 +778,6 @@ def _layout(store: Storage, path: str, chunks: Sequence[Chunk] | None) -> _Layou
     return _Layout(_parts_of(path, parts), words)
 
 
-def layout_record(store: Storage, path: str) -> bytes:
-    """``path``'s span layout built from its rows, encoded as the index stores it: the
-    parts, then the words joined (see :class:`_WordTable`) and their masks."""
-    parts, words = _built(store, path, store.chunks_for(path), writing=True)
-    joined = "\n" + "\n".join(words) + "\n" if words else ""
-    return stored_layouts.encode((parts, joined, tuple(words.values())))
-
-
 def warm_layout(store: Storage, path: str, shared: dict[str, Any]) -> int:
     """Put ``path``'s span layout in ``shared`` (the memo :func:`rank_spans` reads) ahead
     of a call that needs it: the one the index stored, else built; returns its size
@@ -872,14 +789,6 @@ def warm_layout(store: Storage, path: str, shared: dict[str, Any]) -> int:
         return 0
     layout = layouts[path] = _layout(store, path, None)
     return len(layout.words) + len(layout.parts)
-
-
-def _words(text: str, keep: Callable[[str], str] = sys.intern) -> frozenset[str]:
-    """The lower-cased words of a chunk, each passed through ``keep``."""
-    # interned: a warm process keeps the layouts of thousands of files, whose words repeat
-    if text.isascii():  # lower-casing ASCII first finds the same words, lower-cased
-        return frozenset(map(keep, _WORD.findall(text.lower())))
-    return frozenset(keep(w.lower()) for w in _WORD.findall(text))
 
 
 def _span_key(item: tuple[int, _Part, dict[str, int]]) -> tuple[int, int, int]:
