@@ -11,6 +11,11 @@ tasks whose diff adds a line to one of its source files. Per pack it compares th
 rendered text, the cache key (which covers the candidate digest), the decision id,
 the packed artifact ids and the candidate count. Prints the number of packs and the
 first differences; exits 1 when any pack differs.
+
+``--baseline-repo``: the baseline side composes in this copy of ``--repo`` (same files,
+same commit, its own index) instead: for a change that moves the index schema, which
+an older ``src/`` refuses to open. Pack texts name files relative to the root, so the
+two copies compose comparable packs.
 """
 
 from __future__ import annotations
@@ -79,10 +84,11 @@ def main() -> int:
     ap.add_argument("--tasks", type=int, default=10)
     ap.add_argument("--diffs", type=int, default=4)
     ap.add_argument("--budgets", default="2000,8000")
+    ap.add_argument("--baseline-repo", type=Path, help="a copy of --repo for the baseline side")
     args = ap.parse_args()
     jobs = _jobs(args.repo, args.tasks, args.diffs, [int(b) for b in args.budgets.split(",")])
     this = _side(args.repo, REPO / "src", jobs)
-    base = _side(args.repo, args.baseline_src.resolve(), jobs)
+    base = _side(args.baseline_repo or args.repo, args.baseline_src.resolve(), jobs)
     differ = [i for i, (a, b) in enumerate(zip(this, base, strict=True)) if a != b]
     print(f"{len(jobs)} packs ({sum(1 for j in jobs if j[2])} diff mode): {len(differ)} differ")
     for i in differ[:5]:

@@ -122,9 +122,16 @@ def wait_gone(pids: set[int], seconds: float) -> set[int]:
     return left
 
 
-def sigkill_index_midway(repo: Path, committed_at_least: int, *, timeout: float = 240) -> int:
+def sigkill_index_midway(
+    repo: Path,
+    committed_at_least: int,
+    *,
+    timeout: float = 240,
+    count: str = "SELECT COUNT(*) FROM files WHERE stage = 2",
+) -> int:
     """Start ``librarian index REPO``, SIGKILL it (and its pool workers) as soon as at
-    least ``committed_at_least`` files are committed, and return how many were."""
+    least ``committed_at_least`` files are committed, and return how many were.
+    ``count`` is the query that counts them (another table's rows: a later stage)."""
     import signal
     import sqlite3
 
@@ -145,9 +152,7 @@ def sigkill_index_midway(repo: Path, committed_at_least: int, *, timeout: float 
             if db.exists():
                 try:
                     conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=0.1)
-                    committed = conn.execute(
-                        "SELECT COUNT(*) FROM files WHERE stage = 2"
-                    ).fetchone()[0]
+                    committed = conn.execute(count).fetchone()[0]
                     conn.close()
                 except sqlite3.Error:
                     committed = 0

@@ -170,3 +170,22 @@ def test_an_exact_count_till_limit_is_remembered_as_the_count() -> None:
     assert tok.count_till_limit(text, n + 50) == n  # exact: the count, remembered
     assert list(tok._cache.values()) == [n]
     assert tok.count(text) == n and tok.count_till_limit(text, n - 1) is None
+
+
+def test_warming_reads_the_layouts_the_index_stored_and_builds_the_rest(repo: Path) -> None:
+    from codelibrarian.index.indexer import update_paths
+    from codelibrarian.query.locate import _WordTable
+
+    # an edit re-indexed file by file leaves that file without a stored layout
+    write_files(repo, {"pkg/mod_05.py": _module(5) + "\ndef refund(order):\n    return 0\n"})
+    update_paths(repo, ["pkg/mod_05.py"])
+    with Librarian(repo) as cold:
+        expected = _packs(cold)
+    with Librarian(repo) as lib:
+        list(lib.warm())
+        layouts = lib._ws.memo["locate.spans"]
+        assert len(layouts) == 28
+        built = [p for p, layout in layouts.items() if not isinstance(layout.words, _WordTable)]
+        assert built == ["pkg/mod_05.py"]  # read from the index: every other file
+        assert any(p.chunk.symbol == "refund" for p in layouts["pkg/mod_05.py"].parts)
+        assert _packs(lib) == expected

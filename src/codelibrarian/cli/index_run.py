@@ -32,6 +32,7 @@ _STAGE_LABELS = {
     "parse": "parsing",
     "resolve": "resolving imports",
     "derived": "co-change graph",
+    "layouts": "span layouts",
 }
 
 

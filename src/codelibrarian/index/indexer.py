@@ -30,6 +30,8 @@ One run, under the index's writer lock (``lock.py``):
    the edited files' neighbourhood is re-derived) that is left to the first
    ``compose`` or ``query`` that walks them, which stores the result under this
    same lock (``SqliteStore.derived_graphs``).
+5. **layouts** — in a run that answers no task (``librarian index``, the background
+   run), the span layouts of the files that have none (``layouts.py``).
 
 A process killed at any point leaves committed batches only: the next run
 finds the remaining files listed (or new) and completes them.
@@ -91,7 +93,8 @@ _BULK_FILES = 500
 _CORRUPT_CODES = frozenset({11, 26})  # SQLITE_CORRUPT, SQLITE_NOTADB
 
 ProgressFn = Callable[[int, int], None]
-#: told the name of each stage as it starts: check, seed, files, parse, resolve, derived
+#: told the name of each stage as it starts: check, seed, files, parse, resolve, derived,
+#: layouts
 StageFn = Callable[[str], None]
 #: given the paths waiting to be parsed, the ones to parse in this run
 ChooseFn = Callable[[list[str]], Collection[str]]
@@ -555,6 +558,9 @@ def _index(
         # left to the first compose or query that walks the graphs, which stores it
         store.refresh_graphs(defer=True)
         notes += _run_derived(root, store, cfg)
+        if only is None and choose is None:  # not while a task waits for its answer
+            stage("layouts")
+            notes += _write_layouts(store)
     store.set_meta({"workspace_stamp": stamp if stamp and left == 0 else ""})
     counts = store.counts()
     by_lang = Counter(language_for(p)[0] for p in listed)
@@ -590,6 +596,19 @@ def _run_derived(root: Path, store: SqliteStore, cfg: Config) -> list[str]:
         if note:
             notes.append(note)
     return notes
+
+
+def _write_layouts(store: SqliteStore) -> list[str]:
+    """Store the span layouts of parsed files that have none (``layouts.py``): a run that
+    answers no task (``librarian index``, the background run) builds them once, so no
+    reader has to."""
+    from .layouts import write_layouts
+
+    try:
+        write_layouts(store)
+    except Exception as exc:  # derived data: its readers build what is missing
+        return [f"span layouts not stored: {type(exc).__name__}: {exc}"[:300]]
+    return []
 
 
 # ------------------------------------------------------------------ stage 2: parse

@@ -244,6 +244,14 @@ _V6: tuple[str, ...] = (
         PRIMARY KEY(ord, path)) WITHOUT ROWID""",
 )
 
+#: each parsed file's span layout (``layouts.py``), stored once per file content: the row
+#: goes with its file row, which the index replaces whenever the file's content changes
+_V7: tuple[str, ...] = (
+    """CREATE TABLE IF NOT EXISTS layouts(
+        file_id INTEGER PRIMARY KEY REFERENCES files(id) ON DELETE CASCADE,
+        data BLOB NOT NULL)""",
+)
+
 #: (version, name, steps: SQL statements or functions of the connection), applied in order
 MIGRATIONS: tuple[tuple[int, str, tuple[str | Callable[[sqlite3.Connection], None], ...]], ...] = (
     (1, "initial", _V1),
@@ -252,6 +260,7 @@ MIGRATIONS: tuple[tuple[int, str, tuple[str | Callable[[sqlite3.Connection], Non
     (4, "symbol name parts", _V4),
     (5, "contentless full-text table", _V5),
     (6, "past commits' messages and edited files", _V6),
+    (7, "span layouts", _V7),
 )
 SCHEMA_VERSION = MIGRATIONS[-1][0]
 

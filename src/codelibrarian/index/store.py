@@ -170,6 +170,8 @@ class SqliteStore:
         self._df_total = 0
         #: symbol name -> name parts, kept during ``bulk_load`` only (see ``symbol_part_rows``)
         self._name_parts: dict[str, frozenset[str]] | None = None
+        #: the index has no ``layouts`` table (an older one, opened read-only)
+        self._no_layouts = False
         if not readonly:
             migrate(conn)
             create_secondary_indexes(conn)
@@ -284,6 +286,30 @@ class SqliteStore:
             (path,),
         ).fetchall()
         return dict(rows)
+
+    def stored_layout(self, path: str) -> bytes | None:
+        """The stored span layout of ``path`` (``layouts.py``), None when there is none
+        (or the index predates the table and is read without migrating it)."""
+        if self._no_layouts:
+            return None
+        try:
+            row = self._conn.execute(
+                "SELECT l.data FROM files f JOIN layouts l ON l.file_id = f.id WHERE f.path = ?",
+                (path,),
+            ).fetchone()
+        except sqlite3.OperationalError as exc:
+            # a read-only store of an index older than the table: ask once
+            self._no_layouts = "no such table" in str(exc)
+            return None
+        return None if row is None else bytes(row[0])
+
+    def paths_without_layout(self) -> list[str]:
+        """Parsed files with no stored span layout, by path."""
+        rows = self._conn.execute(
+            "SELECT f.path FROM files f WHERE f.stage = 2 AND NOT EXISTS "
+            "(SELECT 1 FROM layouts l WHERE l.file_id = f.id) ORDER BY f.path"
+        ).fetchall()
+        return [str(r[0]) for r in rows]
 
     def definition_paths(self, name: str, limit: int) -> list[str]:
         """The paths of the first ``limit`` definitions of ``name`` (one per definition)."""
@@ -854,6 +880,16 @@ class SqliteStore:
             self._name_parts = None
             with self.transaction(bump=False) as conn:
                 create_secondary_indexes(conn)
+
+    def put_layouts(self, rows: Sequence[tuple[str, bytes]]) -> None:
+        """Store ``(path, encoded layout)`` rows of parsed files (a derived table: the
+        generation is not bumped; a path not parsed, or gone, is left out)."""
+        with self.transaction(bump=False) as conn:
+            conn.executemany(
+                "INSERT OR REPLACE INTO layouts(file_id, data) "
+                "SELECT id, ? FROM files WHERE path = ? AND stage = 2",
+                [(data, path) for path, data in rows],
+            )
 
     def set_meta(self, values: Mapping[str, str]) -> None:
         with self.transaction(bump=False) as conn:

@@ -31,16 +31,16 @@ Weights were fitted on the tuning repositories of benchmarks/ctxbench.md
 
 from __future__ import annotations
 
-import bisect
 import heapq
 import posixpath
 import re
 import sys
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ..index import layouts as stored_layouts
 from ..index.records import Chunk, ChunkHit
 from ..index.tokenize import name_parts
 
@@ -58,6 +58,7 @@ __all__ = [
     "Span",
     "Stage",
     "is_test_path",
+    "layout_record",
     "locate",
     "quoted_strings",
     "rank_spans",
@@ -105,7 +106,6 @@ _GRAPH_CANDIDATES = 200
 _QUOTED_MIN = 6
 
 _QUOTED = re.compile(r"""["'`]([^"'`\n]{6,200})["'`]""")
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def variants(word: str) -> list[str]:
@@ -627,42 +627,29 @@ SPAN_WEIGHTS: Mapping[str, Mapping[str, int]] = {
     "intent": {"bm25": 400, "names": 300, "body": 150, "head": 80, "quoted": 500},
     "diff": {"bm25": 300, "uses": 300, "names": 200, "head": 80, "quoted": 500},
 }
-_CONTAINERS = frozenset({"class", "interface", "struct", "trait", "enum", "object", "module"})
 
 
-def _own_ranges(
-    chunk: Chunk, ordered: Sequence[Chunk], starts: Sequence[int]
-) -> tuple[tuple[int, int], ...]:
-    """The lines of ``chunk`` not covered by a chunk nested inside it, as ranges.
+class _Bare(NamedTuple):
+    """What span ranking reads of a layout part's chunk: a chunk row without its text,
+    content hash and path (the file's)."""
 
-    ``ordered`` are the file's chunks by first line and ``starts`` their first
-    lines, so only the chunks starting inside ``chunk`` are looked at.
-    """
-    lo = bisect.bisect_left(starts, chunk.start_line)
-    hi = bisect.bisect_right(starts, chunk.end_line)
-    inner = sorted(
-        (c.start_line, c.end_line)
-        for c in ordered[lo:hi]
-        if c.end_line <= chunk.end_line
-        and (c.start_line, c.end_line) != (chunk.start_line, chunk.end_line)
-    )
-    out: list[tuple[int, int]] = []
-    at = chunk.start_line
-    for a, b in inner:
-        if a > at:
-            out.append((at, a - 1))
-        at = max(at, b + 1)
-    if at <= chunk.end_line:
-        out.append((at, chunk.end_line))
-    return tuple(out)
+    chunk_id: int
+    start_line: int
+    end_line: int
+    symbol: str | None
+    kind: str
+    tokens: int
 
 
-@dataclass(frozen=True, slots=True)
-class _Part:
-    """One chunk of a file's span layout and what scoring reads of it (task-independent)."""
+class _Part(NamedTuple):
+    """One chunk of a file's span layout and what scoring reads of it (task-independent).
 
-    index: int
-    chunk: Chunk
+    A tuple, as is its chunk: a layout read from the index makes one per chunk, and a
+    tuple is made in a fraction of a frozen dataclass's time."""
+
+    #: the chunk's position in the file's chunks by line
+    position: int
+    chunk: _Bare
     own: tuple[tuple[int, int], ...]
     frame: tuple[int, ...]
     #: the symbol's name parts (None without a symbol)
@@ -671,16 +658,49 @@ class _Part:
     container: bool
 
 
+class _WordTable(Mapping[str, int]):
+    """A stored layout's word table, read in place: the words joined by newlines (a
+    word never holds one) and their part masks in the same order. A task looks up a
+    dozen words of a table of thousands: finding each in the joined text costs less
+    than building the dict, and the table is a fraction of the dict's memory."""
+
+    __slots__ = ("_joined", "_masks")
+
+    def __init__(self, joined: str, masks: Sequence[int]) -> None:
+        self._joined = joined  # "\n" + words joined by "\n" + "\n" (or "" for none)
+        self._masks = masks
+
+    def get(self, word: str, default: Any = None) -> Any:
+        if not word or "\n" in word:
+            return default
+        at = self._joined.find(f"\n{word}\n")
+        if at < 0:
+            return default
+        return self._masks[self._joined.count("\n", 0, at)]
+
+    def __getitem__(self, word: str) -> int:
+        got = self.get(word)
+        if got is None:
+            raise KeyError(word)
+        return int(got)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._joined[1:-1].split("\n") if self._joined else ())
+
+    def __len__(self) -> int:
+        return len(self._masks)
+
+
 @dataclass(frozen=True, slots=True)
 class _Layout:
     """A file's chunks in line order (with their own line ranges and frames), and its
     words: each lower-cased word of a chunk -> a bit mask of the parts (by position in
     ``parts``) whose chunk has it. One table per file rather than a set per chunk: a
     warm process keeps thousands of layouts, and a class chunk repeats its methods'
-    words."""
+    words. Built here, the table is a dict; read from the index, a :class:`_WordTable`."""
 
     parts: tuple[_Part, ...]
-    words: dict[str, int]
+    words: Mapping[str, int]
 
 
 def _bit_counts(masks: Iterable[int], n: int) -> list[int]:
@@ -695,76 +715,81 @@ def _bit_counts(masks: Iterable[int], n: int) -> list[int]:
     return counts
 
 
-def _layout(store: Storage, path: str, chunks: Sequence[Chunk] | None) -> _Layout:
-    """The span layout of a file (task-independent; see :func:`rank_spans`)."""
-    rows = list(chunks) if chunks is not None else store.chunks_for(path)
-    if not rows:
-        return _Layout((), {})
+#: a chunk word and the kinds whose chunks hold others: the index's layout builder's
+_WORD = stored_layouts.WORD
+_CONTAINERS = stored_layouts.CONTAINERS
+_words = stored_layouts.chunk_words
+_own_ranges = stored_layouts.own_ranges
+_RawPart = stored_layouts.RawPart
+_RawLayout = stored_layouts.RawLayout
+#: ``path``'s layout built from its rows and encoded as the index stores it
+layout_record = stored_layouts.layout_record
+
+
+def _raw_layout(rows: Sequence[Chunk], starts_of: Mapping[str, int]) -> _RawLayout:
+    """A layout built here, to keep: name parts from the query-time cache, words interned
+    (a warm process keeps the layouts of thousands of files, whose words repeat)."""
+    return stored_layouts.raw_layout(rows, starts_of, split=_parts, keep=sys.intern)
+
+
+def _parts_of(path: str, parts: Iterable[_RawPart]) -> tuple[_Part, ...]:
+    return tuple(
+        _Part(
+            pos,
+            _Bare(cid, start, end, symbol, kind, tokens),
+            own,
+            frame,
+            None if names is None else frozenset(names),
+            head,
+            container,
+        )
+        for pos, cid, start, end, symbol, kind, tokens, own, frame, names, head, container in parts
+    )
+
+
+def _built(store: Storage, path: str, rows: Sequence[Chunk]) -> _RawLayout:
     # where each symbol name starts: a member's frame is its owner's first line
-    starts_of = store.symbol_lines(path)
-    out: list[_Part] = []
-    words: dict[str, int] = {}
-    ordered = sorted(rows, key=lambda c: (c.start_line, c.end_line, c.chunk_id))
-    starts = [c.start_line for c in ordered]
-    for index, c in enumerate(ordered):
-        container = c.kind in _CONTAINERS
-        own = _own_ranges(c, ordered, starts) if container else ((c.start_line, c.end_line),)
-        if not own:
-            continue
-        frame: tuple[int, ...] = ()
-        owner = c.symbol.rsplit(".", 1)[0] if c.symbol and "." in c.symbol else None
-        if owner is not None:
-            parent = starts_of.get(owner.rsplit(".", 1)[-1])
-            if parent is not None and parent < c.start_line:
-                frame = (parent,)
-        bit = 1 << len(out)
-        for word in _words(c.text):
-            words[word] = words.get(word, 0) | bit
-        # scoring reads only the words: layouts stay small (built directly: ``replace``
-        # costs 7 us a chunk, and a first-seen file of a large repository has hundreds)
-        bare = Chunk(
-            c.chunk_id,
-            c.path,
-            c.start_line,
-            c.end_line,
-            c.symbol,
-            c.kind,
-            "",
-            c.tokens,
-            c.content_hash,
-        )
-        out.append(
-            _Part(
-                index,
-                bare,
-                own,
-                frame,
-                _parts(c.symbol) if c.symbol else None,
-                index == 0 or c.kind == "module",
-                container,
-            )
-        )
-    return _Layout(tuple(out), words)
+    return _raw_layout(rows, store.symbol_lines(path) if rows else {})
+
+
+def _stored(store: Storage, path: str) -> _Layout | None:
+    """``path``'s layout as the index stored it (``index/layouts.py``), if it did."""
+    read = getattr(store, "stored_layout", None)
+    blob = read(path) if read is not None else None
+    raw = stored_layouts.decode(blob) if blob is not None else None
+    if raw is None:
+        return None
+    try:
+        parts, joined, masks = raw
+        if not (isinstance(joined, str) and isinstance(masks, tuple)):
+            return None
+        return _Layout(_parts_of(path, parts), _WordTable(joined, masks))
+    except (TypeError, ValueError):
+        return None  # not a layout of this format after all: build it
+
+
+def _layout(store: Storage, path: str, chunks: Sequence[Chunk] | None) -> _Layout:
+    """The span layout of a file (task-independent; see :func:`rank_spans`): the one the
+    index stored for it when there is one, else built from its chunk rows (or from
+    ``chunks``, when given)."""
+    if chunks is None and (stored := _stored(store, path)) is not None:
+        return stored
+    rows = list(chunks) if chunks is not None else store.chunks_for(path)
+    parts, words = _built(store, path, rows)
+    return _Layout(_parts_of(path, parts), words)
 
 
 def warm_layout(store: Storage, path: str, shared: dict[str, Any]) -> int:
-    """Build ``path``'s span layout into ``shared`` (the memo :func:`rank_spans` reads)
-    ahead of a call that needs it; returns its size in words (0 when it was there
-    already), for a caller that bounds what it keeps. The layout is the one
-    ``rank_spans`` would build itself, so warming never changes an answer."""
+    """Put ``path``'s span layout in ``shared`` (the memo :func:`rank_spans` reads) ahead
+    of a call that needs it: the one the index stored, else built; returns its size
+    in words and parts (0 when it was there already), for a caller that bounds what it
+    keeps. The layout is the one ``rank_spans`` would read or build itself, so warming
+    never changes an answer."""
     layouts: dict[str, _Layout] = shared.setdefault("locate.spans", {})
     if path in layouts:
         return 0
     layout = layouts[path] = _layout(store, path, None)
     return len(layout.words) + len(layout.parts)
-
-
-def _words(text: str) -> frozenset[str]:
-    """The lower-cased words of a chunk."""
-    # interned: a warm process keeps the layouts of thousands of files, whose words repeat
-    if text.isascii():  # lower-casing ASCII first finds the same words, lower-cased
-        return frozenset(map(sys.intern, _WORD.findall(text.lower())))
-    return frozenset(sys.intern(w.lower()) for w in _WORD.findall(text))
 
 
 def _span_key(item: tuple[int, _Part, dict[str, int]]) -> tuple[int, int, int]:

@@ -9,15 +9,19 @@ first, one file per step, so a caller (the resident server) can run it in idle
 time and stop between any two steps.
 
 Warming only fills caches with exactly what a call would compute itself (the
-layout ``rank_spans`` builds, the spans the secret gate finds), so it never
-changes an answer. Layouts go in the index generation's memo (dropped when the
+layout ``rank_spans`` reads or builds, the spans the secret gate finds), so it
+never changes an answer. A layout the index stored (``index/layouts.py``: written
+by ``librarian index`` and the background run) is read, not built: a fifth of the
+time, and its word table stays in its compact stored form (about two thirds of a
+built table's memory). Layouts go in the index generation's memo (dropped when the
 index moves on); scans go in the gate's span store, which persists them in
 ``.librarian/cache`` for later processes too. Memory is bounded by
 ``max_entries``: layouts are warmed, most imported file first, until they hold
 that many entries (a file's distinct words plus its chunks: the CPython standard
-library's 1,790 files hold 610,000, about 170 MB in all); the files left out are
-laid out on demand, as before. Progress is kept in the memo, so a new run
-resumes where the last stopped and a finished generation costs nothing.
+library's 1,790 files hold 610,000, about 170 MB in all when built, 120 MB when
+read); the files left out are laid out (or read) on demand, as before. Progress is
+kept in the memo, so a new run resumes where the last stopped and a finished
+generation costs nothing.
 """
 
 from __future__ import annotations
