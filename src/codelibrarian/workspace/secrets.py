@@ -727,20 +727,32 @@ def scan_with_terms(
     low = _lower_aligned(text)
     # one pass over the distinct gate strings and needles, then a set test per rule: the
     # same substring searches as testing each rule's gates, without a generator per rule
-    present = frozenset(g for g in (_scan_terms() if terms is None else terms) if g in low)
+    present = frozenset(filter(low.__contains__, _scan_terms() if terms is None else terms))
     return _scan(text, low, present), present
 
 
-def _scan(text: str, low: str, present: frozenset[str]) -> tuple[SecretFinding, ...]:
-    hits: list[_Hit] = []
+@lru_cache(maxsize=4096)
+def _plan(present: frozenset[str]) -> tuple[tuple[_Rule, tuple[str, ...] | None], ...]:
+    """The rules a text holding exactly the scan terms ``present`` runs, in table
+    order: those with no gate or a gate string among them (the rest could not
+    match); with the generic rule, the needles it searches for (those present: the
+    others would find nothing). Texts hold few distinct sets of terms, so a scan
+    looks its rules up instead of testing every rule's gate."""
+    plan: list[tuple[_Rule, tuple[str, ...] | None]] = []
     for rule in _compiled_rules():
         if rule.gate and present.isdisjoint(rule.gate):
             continue
         if rule.find is _find_generic:
-            # the needles it would search for and not find find nothing
-            hits.extend(_find_generic(text, low, [n for n in _GENERIC_NEEDLES if n in present]))
-            continue
-        hits.extend(rule.find(text, low))
+            plan.append((rule, tuple(n for n in _GENERIC_NEEDLES if n in present)))
+        else:
+            plan.append((rule, None))
+    return tuple(plan)
+
+
+def _scan(text: str, low: str, present: frozenset[str]) -> tuple[SecretFinding, ...]:
+    hits: list[_Hit] = []
+    for rule, needles in _plan(present):
+        hits.extend(rule.find(text, low) if needles is None else _find_generic(text, low, needles))
     if not hits:
         return ()
     # earliest first; at one start the longest span; then a specific rule over a generic one
