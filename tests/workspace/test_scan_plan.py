@@ -50,3 +50,17 @@ def test_planned_scan_finds_what_every_rule_finds(text: str, case: object) -> No
 def test_the_secret_cases_are_found_the_same() -> None:
     for _, text, _ in CASES:
         assert scan_text(text) == every_rule(text)
+
+
+pieces = st.sampled_from(
+    [*secrets._scan_terms(), *secrets._PROBES, "ke", "y", "s", "k", "-", "_", "gh", "x"]
+)
+lowered = st.lists(pieces | st.text(max_size=6), max_size=12).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(lowered, st.frozensets(st.sampled_from(secrets._scan_terms())))
+def test_terms_found_under_probes_are_the_terms_found(low: str, some: frozenset[str]) -> None:
+    every = secrets._scan_terms()
+    assert secrets._present(low, every) == frozenset(t for t in every if t in low)
+    assert secrets._present(low, some) == frozenset(t for t in some if t in low)

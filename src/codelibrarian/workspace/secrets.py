@@ -727,8 +727,36 @@ def scan_with_terms(
     low = _lower_aligned(text)
     # one pass over the distinct gate strings and needles, then a set test per rule: the
     # same substring searches as testing each rule's gates, without a generator per rule
-    present = frozenset(filter(low.__contains__, _scan_terms() if terms is None else terms))
+    present = _present(low, _scan_terms() if terms is None else frozenset(terms))
     return _scan(text, low, present), present
+
+
+#: short strings that many scan terms hold (``key``: 13 of them): when one is not in a
+#: text, no term holding it is, and those terms are not searched for
+_PROBES = ("key", "sk", "token", "://", "gh", "gl", "xox", "shp", "sq0")
+
+
+@lru_cache(maxsize=1024)
+def _search_plan(
+    terms: tuple[str, ...] | frozenset[str],
+) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """``terms`` grouped under the first of ``_PROBES`` each holds ("" for a term that
+    holds none: always searched for), in a fixed order."""
+    groups: dict[str, list[str]] = {}
+    for term in sorted(terms):
+        probe = next((p for p in _PROBES if p in term), "")
+        groups.setdefault(probe, []).append(term)
+    return tuple((probe, tuple(group)) for probe, group in sorted(groups.items()))
+
+
+def _present(low: str, terms: tuple[str, ...] | frozenset[str]) -> frozenset[str]:
+    """Those of ``terms`` that occur in ``low``: the terms under a probe only when the
+    probe occurs (a term holding an absent string is absent too)."""
+    found: list[str] = []
+    for probe, group in _search_plan(terms):
+        if not probe or probe in low:
+            found.extend(filter(low.__contains__, group))
+    return frozenset(found)
 
 
 @lru_cache(maxsize=4096)
