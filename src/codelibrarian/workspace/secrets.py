@@ -88,6 +88,20 @@ def _default_specs() -> tuple[
     return allow, rules
 
 
+@lru_cache(maxsize=1)
+def _default_literals() -> tuple[str, ...]:
+    """A string every path matched by each default pattern holds: the pattern's longest
+    run of plain characters (outside ``* ? [...]`` and escapes), without the slashes at
+    its ends (``**/`` may match no folder). A path holding none of them matches no
+    default rule, and no spec needs to be asked."""
+    out: set[str] = set()
+    for _, patterns in DEFAULT_SENSITIVE_PATTERNS:
+        for pattern in patterns:
+            runs = re.split(r"[*?\\\[\]]", re.sub(r"\[[^\]]*\]", "*", pattern))
+            out.add(max((r.strip("/") for r in runs), key=len))
+    return tuple(sorted(out))
+
+
 @lru_cache(maxsize=256)
 def _extra_spec(patterns: tuple[str, ...]) -> tuple[tuple[str, pathspec.GitIgnoreSpec], ...]:
     return tuple((f"custom:{p}", pathspec.GitIgnoreSpec.from_lines([p])) for p in patterns)
@@ -111,6 +125,8 @@ def is_sensitive_path(rel_path: str, extra_patterns: Sequence[str] = ()) -> str 
     for name, spec in extra:
         if spec.match_file(path):
             return name
+    if not any(literal in path for literal in _default_literals()):
+        return None  # no default rule could match (most paths: no spec is asked)
     if allow.match_file(path):
         return None
     for name, spec in rules:
