@@ -7,6 +7,8 @@ spec answers, for paths built from the patterns' pieces, in any case, at any dep
 
 from __future__ import annotations
 
+from unittest import mock
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -15,14 +17,9 @@ from codelibrarian.workspace.secrets import DEFAULT_SENSITIVE_PATTERNS, is_sensi
 
 
 def every_spec(path: str) -> str | None:
-    """The rule asked of every spec, as it was before the plain-run check."""
-    allow, rules = secrets._default_specs()
-    if allow.match_file(path):
-        return None
-    for name, spec in rules:
-        if spec.match_file(path):
-            return name
-    return None
+    """The answer with the plain-run check off: every path holds the empty string."""
+    with mock.patch.object(secrets, "_default_literals", lambda: ("",)):
+        return is_sensitive_path(path)
 
 
 PIECES = sorted(
@@ -33,11 +30,12 @@ component = st.lists(st.sampled_from(PIECES) | st.text("ab.-_", max_size=4), min
 paths = st.lists(component.map("".join), min_size=1, max_size=4).map("/".join)
 
 
-@settings(max_examples=200, deadline=None)
-@given(paths, st.sampled_from((str, str.upper, str.title)))
-def test_plain_run_check_answers_what_every_spec_answers(path: str, case: object) -> None:
-    cased = case(path)  # type: ignore[operator]
-    assert is_sensitive_path(cased) == every_spec(cased)
+@settings(max_examples=100, deadline=None)
+@given(st.lists(paths, min_size=1, max_size=3))
+def test_plain_run_check_answers_what_every_spec_answers(batch: list[str]) -> None:
+    # as written, upper-cased and title-cased: the specs and the runs are case-sensitive
+    for path in (p for base in batch for p in (base, base.upper(), base.title())):
+        assert is_sensitive_path(path) == every_spec(path)
 
 
 def test_each_default_pattern_still_matches() -> None:
