@@ -161,7 +161,8 @@ class SecretGate:
         #: the lines and scan terms of the most recent texts scanned: a text made of
         #: some of their lines (a candidate's excerpt after its body) holds no term
         #: they do not, so only theirs are searched for (every term is within a line)
-        self._lines: OrderedDict[str, tuple[frozenset[str], frozenset[str]]] = OrderedDict()
+        #: (the text's lines are split only when another text is checked against it)
+        self._lines: OrderedDict[str, tuple[frozenset[str] | None, frozenset[str]]] = OrderedDict()
         self._spans = spans
 
     # ---------------------------------------------------------------- paths
@@ -339,14 +340,18 @@ class SecretGate:
         if found is not None:
             self._own.move_to_end(text)
             return found
-        lines = text.split("\n")
         terms = None
         if within is not None:
             known = self._lines.get(within)
-            if known is not None and known[0].issuperset(lines):
-                terms = known[1]
+            if known is not None:
+                lines, terms = known
+                if lines is None:  # its lines, the first time a text is checked against it
+                    lines = frozenset(within.split("\n"))
+                    self._lines[within] = (lines, terms)
+                if not lines.issuperset(text.split("\n")):
+                    terms = None
         found, present = scan_with_terms(text, terms=terms)
-        self._lines[text] = (frozenset(lines), present)
+        self._lines[text] = (None, present)
         if len(self._lines) > _LINES_CACHE:
             self._lines.popitem(last=False)
         self._own[text] = found

@@ -63,11 +63,12 @@ _STOP_WORDS = frozenset(_STOP_TEXT.split())
 
 
 def split_identifier(token: str) -> list[str]:
-    """Lower-cased parts of an identifier: ``parseHTTPHeader_v2`` -> parse, http, header, v2."""
-    parts: list[str] = []
-    for piece in re.split(r"[_./-]+", token):
-        parts.extend(m.group(0).lower() for m in _CAMEL.finditer(piece))
-    return [p for p in parts if p]
+    """Lower-cased parts of an identifier: ``parseHTTPHeader_v2`` -> parse, http, header, v2.
+
+    The parts of each piece between ``_ . / -``, found in one pass over the whole
+    token: the pattern matches only letters and digits and looks ahead at letters
+    and digits only, so no match spans or sees past a separator."""
+    return [part.lower() for part in _CAMEL.findall(token)]
 
 
 def identifiers_in(text: str) -> tuple[str, ...]:

@@ -792,8 +792,8 @@ def warm_layout(store: Storage, path: str, shared: dict[str, Any]) -> int:
     return len(layout.words) + len(layout.parts)
 
 
-def _span_key(item: tuple[int, _Part, dict[str, int]]) -> tuple[int, int, int]:
-    return (-item[0], item[1].chunk.start_line, item[1].chunk.chunk_id)
+#: a span's signals, in the order :func:`rank_spans` computes them
+_SIGNALS = ("bm25", "names", "body", "uses", "head", "quoted")
 
 
 def rank_spans(
@@ -834,31 +834,57 @@ def rank_spans(
     # per part: how many of the terms / diff words its chunk has (the words' bit masks)
     body = _bit_counts((index.get(t, 0) for t in terms), n) if body_on else []
     uses = _bit_counts((index.get(w, 0) for w in diff_words), n) if diff_words else []
-    scored: list[tuple[int, _Part, dict[str, int]]] = []
+    # each part's signals (None where a signal does not apply), in ``_SIGNALS`` order,
+    # and its score; the signals become a dict only for the spans that are built
+    w_bm25, w_names, w_body, w_uses, w_head, w_quoted = (weights.get(s, 0) for s in _SIGNALS)
+    n_terms, n_diff = len(terms), len(diff_words)
+    scored: list[tuple[tuple[int, int, int, int], int, _Part, tuple[int | None, ...]]] = []
     for k, part in enumerate(layout.parts):
         c = part.chunk
-        sig: dict[str, int] = {}
-        if top_bm25 and c.chunk_id in bm25:
-            sig["bm25"] = bm25[c.chunk_id] * 1000 // top_bm25
+        total = 0
+        bm = bm25.get(c.chunk_id) if top_bm25 else None
+        if bm is not None:
+            bm = bm * 1000 // top_bm25
+            total += w_bm25 * bm
+        names = None
         if part.parts is not None and names_on:
-            sig["names"] = min(3, len(part.parts & terms)) * 1000 // 3
+            names = (
+                0 if part.parts.isdisjoint(terms) else min(3, len(part.parts & terms)) * 1000 // 3
+            )
+            total += w_names * names
+        in_body = None
         if body_on:
-            sig["body"] = body[k] * 1000 // len(terms)
+            in_body = body[k] * 1000 // n_terms
+            total += w_body * in_body
+        used = None
         if diff_words:
-            sig["uses"] = uses[k] * 1000 // len(diff_words)
+            used = uses[k] * 1000 // n_diff
+            total += w_uses * used
+        head = None
         if part.head:
-            sig["head"] = 1000
+            head = 1000
+            total += w_head * 1000
+        quoted = None
         if c.chunk_id in quoted_chunks:
-            sig["quoted"] = 1000
-        score = min(1000, sum(weights.get(k, 0) * v for k, v in sig.items()) // 1000)
+            quoted = 1000
+            total += w_quoted * 1000
+        score = min(1000, total // 1000)
         if part.container:
             score = score * 600 // 1000  # a class's own lines: header and fields
-        scored.append((score, part, sig))
-    # the best by a total key (nsmallest is sorted()[:limit]); spans are built only for them
+        # first the order: best score, then line, then chunk id (then as listed)
+        scored.append(
+            (
+                (-score, c.start_line, c.chunk_id, k),
+                score,
+                part,
+                (bm, names, in_body, used, head, quoted),
+            )
+        )
+    # the best by that order (nsmallest is sorted()[:limit]); spans are built only for them
     if limit is not None and limit < len(scored):
-        best = heapq.nsmallest(limit, scored, key=_span_key)
+        best = heapq.nsmallest(limit, scored)
     else:
-        best = sorted(scored, key=_span_key)
+        best = sorted(scored)
     return tuple(
         Span(
             file.path,
@@ -869,9 +895,11 @@ def rank_spans(
             part.own,
             part.frame,
             score,
-            tuple(sorted(sig.items())),
+            tuple(
+                sorted((name, v) for name, v in zip(_SIGNALS, values, strict=True) if v is not None)
+            ),
             part.chunk.chunk_id,
             part.chunk.tokens,
         )
-        for score, part, sig in best
+        for _, score, part, values in best
     )

@@ -114,12 +114,44 @@ def _line_parts(text: str) -> frozenset[str]:
     return frozenset(split_identifier(text))
 
 
-def _pick(symbols: list[Symbol], keywords: frozenset[str], per_file: int) -> list[Symbol]:
-    def key(s: Symbol) -> tuple[int, int, int, str]:
-        parts = _name_parts(s.name)
-        return (-len(parts & keywords), _KIND_ORDER.get(s.kind, 2), s.start_line, s.name)
+@dataclass(frozen=True, slots=True)
+class _FileSymbols:
+    """A file's definitions in the map's order when no keyword matches (kind, then
+    line, then name; ties as the index lists them), with each name's parts: what
+    :func:`_pick` needs, fixed for the index generation."""
 
-    top = sorted(symbols, key=key)[:per_file]
+    ordered: tuple[Symbol, ...]
+    parts: tuple[frozenset[str], ...]
+
+    @classmethod
+    def of(cls, symbols: list[Symbol]) -> _FileSymbols:
+        ordered = tuple(
+            sorted(symbols, key=lambda s: (_KIND_ORDER.get(s.kind, 2), s.start_line, s.name))
+        )
+        return cls(ordered, tuple(_name_parts(s.name) for s in ordered))
+
+
+def _pick(table: _FileSymbols, keywords: frozenset[str], per_file: int) -> list[Symbol]:
+    """The ``per_file`` definitions to show, in line order: those whose name shares the
+    most keywords first, then classes before functions, then by line.
+
+    The same as sorting every definition by (keywords shared, most first; the table's
+    order): a definition that shares none keeps its place in the table, so only the
+    few that share one are ranked, and the rest fill up in the table's order."""
+    shared = sorted(
+        (-len(parts & keywords), i)
+        for i, parts in enumerate(table.parts)
+        if not parts.isdisjoint(keywords)
+    )
+    chosen = [i for _, i in shared[:per_file]]
+    if len(chosen) < per_file:
+        taken = set(chosen)
+        for i in range(len(table.ordered)):
+            if len(chosen) >= per_file:
+                break
+            if i not in taken:
+                chosen.append(i)
+    top = [table.ordered[i] for i in chosen]
     return sorted(top, key=lambda s: (s.start_line, s.name))
 
 
@@ -172,18 +204,20 @@ class StructureSource:
         keywords = frozenset(ctx.trigger.keywords)
         blocks: list[str] = []
         listed: list[str] = []
-        symbol_cache: dict[str, list[Symbol]] = ctx.memo.setdefault("shared", {}).setdefault(
+        # each file's definitions in the map's order and their name parts, once per
+        # index generation (a resident server meets the same files task after task)
+        symbol_cache: dict[str, _FileSymbols] = ctx.memo.setdefault("shared", {}).setdefault(
             "structure.symbols", {}
         )
         used = 0
         for rank in ranking.files[:200]:
             rows = ctx.lines(rank.path)
             lines = [rank.path + ":"]
-            symbols = symbol_cache.get(rank.path)
-            if symbols is None:
-                symbols = store.symbols(path=rank.path)
-                symbol_cache[rank.path] = symbols
-            for sym in _pick(symbols, keywords, per_file):
+            table = symbol_cache.get(rank.path)
+            if table is None:
+                table = _FileSymbols.of(store.symbols(path=rank.path))
+                symbol_cache[rank.path] = table
+            for sym in _pick(table, keywords, per_file):
                 if 1 <= sym.start_line <= len(rows):
                     raw = rows[sym.start_line - 1].rstrip()
                     if raw.strip():

@@ -88,6 +88,20 @@ def _default_specs() -> tuple[
     return allow, rules
 
 
+@lru_cache(maxsize=1)
+def _default_literals() -> tuple[str, ...]:
+    """A string every path matched by each default pattern holds: the pattern's longest
+    run of plain characters (outside ``* ? [...]`` and escapes), without the slashes at
+    its ends (``**/`` may match no folder). A path holding none of them matches no
+    default rule, and no spec needs to be asked."""
+    out: set[str] = set()
+    for _, patterns in DEFAULT_SENSITIVE_PATTERNS:
+        for pattern in patterns:
+            runs = re.split(r"[*?\\\[\]]", re.sub(r"\[[^\]]*\]", "*", pattern))
+            out.add(max((r.strip("/") for r in runs), key=len))
+    return tuple(sorted(out))
+
+
 @lru_cache(maxsize=256)
 def _extra_spec(patterns: tuple[str, ...]) -> tuple[tuple[str, pathspec.GitIgnoreSpec], ...]:
     return tuple((f"custom:{p}", pathspec.GitIgnoreSpec.from_lines([p])) for p in patterns)
@@ -111,6 +125,8 @@ def is_sensitive_path(rel_path: str, extra_patterns: Sequence[str] = ()) -> str 
     for name, spec in extra:
         if spec.match_file(path):
             return name
+    if not any(literal in path for literal in _default_literals()):
+        return None  # no default rule could match (most paths: no spec is asked)
     if allow.match_file(path):
         return None
     for name, spec in rules:
@@ -727,20 +743,60 @@ def scan_with_terms(
     low = _lower_aligned(text)
     # one pass over the distinct gate strings and needles, then a set test per rule: the
     # same substring searches as testing each rule's gates, without a generator per rule
-    present = frozenset(g for g in (_scan_terms() if terms is None else terms) if g in low)
+    present = _present(low, _scan_terms() if terms is None else frozenset(terms))
     return _scan(text, low, present), present
 
 
-def _scan(text: str, low: str, present: frozenset[str]) -> tuple[SecretFinding, ...]:
-    hits: list[_Hit] = []
+#: short strings that many scan terms hold (``key``: 13 of them): when one is not in a
+#: text, no term holding it is, and those terms are not searched for
+_PROBES = ("key", "sk", "token", "://", "gh", "gl", "xox", "shp", "sq0")
+
+
+@lru_cache(maxsize=1024)
+def _search_plan(
+    terms: tuple[str, ...] | frozenset[str],
+) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """``terms`` grouped under the first of ``_PROBES`` each holds ("" for a term that
+    holds none: always searched for), in a fixed order."""
+    groups: dict[str, list[str]] = {}
+    for term in sorted(terms):
+        probe = next((p for p in _PROBES if p in term), "")
+        groups.setdefault(probe, []).append(term)
+    return tuple((probe, tuple(group)) for probe, group in sorted(groups.items()))
+
+
+def _present(low: str, terms: tuple[str, ...] | frozenset[str]) -> frozenset[str]:
+    """Those of ``terms`` that occur in ``low``: the terms under a probe only when the
+    probe occurs (a term holding an absent string is absent too)."""
+    found: list[str] = []
+    for probe, group in _search_plan(terms):
+        if not probe or probe in low:
+            found.extend(filter(low.__contains__, group))
+    return frozenset(found)
+
+
+@lru_cache(maxsize=4096)
+def _plan(present: frozenset[str]) -> tuple[tuple[_Rule, tuple[str, ...] | None], ...]:
+    """The rules a text holding exactly the scan terms ``present`` runs, in table
+    order: those with no gate or a gate string among them (the rest could not
+    match); with the generic rule, the needles it searches for (those present: the
+    others would find nothing). Texts hold few distinct sets of terms, so a scan
+    looks its rules up instead of testing every rule's gate."""
+    plan: list[tuple[_Rule, tuple[str, ...] | None]] = []
     for rule in _compiled_rules():
         if rule.gate and present.isdisjoint(rule.gate):
             continue
         if rule.find is _find_generic:
-            # the needles it would search for and not find find nothing
-            hits.extend(_find_generic(text, low, [n for n in _GENERIC_NEEDLES if n in present]))
-            continue
-        hits.extend(rule.find(text, low))
+            plan.append((rule, tuple(n for n in _GENERIC_NEEDLES if n in present)))
+        else:
+            plan.append((rule, None))
+    return tuple(plan)
+
+
+def _scan(text: str, low: str, present: frozenset[str]) -> tuple[SecretFinding, ...]:
+    hits: list[_Hit] = []
+    for rule, needles in _plan(present):
+        hits.extend(rule.find(text, low) if needles is None else _find_generic(text, low, needles))
     if not hits:
         return ()
     # earliest first; at one start the longest span; then a specific rule over a generic one
