@@ -24,7 +24,6 @@ with and without a loss::
 
 from __future__ import annotations
 
-import argparse
 import json
 import sqlite3
 import sys
@@ -37,7 +36,14 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from ctxbench_fast import _harness, _index_key  # noqa: E402
-from ctxbench_misses import _DOC, _TEST, blocks, edit_lines  # noqa: E402
+from ctxbench_misses import (  # noqa: E402
+    _DOC,
+    _TEST,
+    blocks,
+    edit_lines,
+    load_tasks,
+    run_arguments,
+)
 
 from codelibrarian.sources.excerpts import prose_lines  # noqa: E402
 
@@ -107,22 +113,13 @@ def numbered_body(block: dict[str, Any], rows: list[str] | None) -> list[tuple[i
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--bench", required=True, type=Path)
-    ap.add_argument("--tag", required=True)
-    ap.add_argument("--dump", required=True, type=Path)
-    ap.add_argument("--cells", default="intent.2000,intent.8000")
+    ap = run_arguments(__doc__)
     ap.add_argument("--detail", action="store_true", help="one line per file with a loss")
     args = ap.parse_args(argv)
     bench = args.bench.resolve()
     run = _harness(bench)
     key = _index_key()
-    tasks: dict[str, dict[str, Any]] = {}
-    for path in (bench / "tasks").glob("*.jsonl"):
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                task = json.loads(line)
-                tasks[task["id"]] = task
+    tasks = load_tasks(bench)
     raw = bench / "results" / f"fast-{args.tag}-raw.jsonl"
     rows = [json.loads(x) for x in raw.read_text(encoding="utf-8").splitlines() if x.strip()]
     for cell in args.cells.split(","):
