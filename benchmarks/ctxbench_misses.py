@@ -106,20 +106,31 @@ def _spent_on(block: dict[str, Any], gold: list[str]) -> str:
     return "other code"
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__)
+def run_arguments(description: str | None) -> argparse.ArgumentParser:
+    """The options every reader of a runner's ``--dump`` run takes."""
+    ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--bench", required=True, type=Path)
     ap.add_argument("--tag", required=True)
     ap.add_argument("--dump", required=True, type=Path)
     ap.add_argument("--cells", default="intent.2000,intent.8000")
-    args = ap.parse_args(argv)
-    run = _harness(args.bench.resolve())
+    return ap
+
+
+def load_tasks(bench: Path) -> dict[str, dict[str, Any]]:
+    """Every task of the harness copy's task files, by id."""
     tasks: dict[str, dict[str, Any]] = {}
-    for path in (args.bench / "tasks").glob("*.jsonl"):
+    for path in (bench / "tasks").glob("*.jsonl"):
         for line in path.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 task = json.loads(line)
                 tasks[task["id"]] = task
+    return tasks
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = run_arguments(__doc__).parse_args(argv)
+    run = _harness(args.bench.resolve())
+    tasks = load_tasks(args.bench)
     raw = args.bench / "results" / f"fast-{args.tag}-raw.jsonl"
     rows = [json.loads(x) for x in raw.read_text(encoding="utf-8").splitlines() if x.strip()]
     for cell in args.cells.split(","):

@@ -80,6 +80,7 @@ SIGNALS: tuple[str, ...] = (
     "span_body",
     "coedit",
     "commits",
+    "lead_depth",
 )
 
 #: per-mille file weights without and with a diff (fitted, see the module docstring)

@@ -18,7 +18,9 @@ the span's score within its file / 1000) / 1000, floor 350 (250 for a task witho
 a change below 4,000 tokens: see ``span_floor``); a span whose docstring or comments make up at
 least a third of it (six lines or more) is offered as two candidates, its code
 at that relevance and its prose at half of it, so under pressure bodies beat
-prose. specificity 600; risk 300; recency from git.
+prose. specificity 600; risk 300; recency from git. Each file offers its best
+``_SPANS_PER_FILE`` spans; a first file that clearly leads offers ``LEAD_SPANS``
+(``lead_depth``: a task without a change, from ``SMALL_BUDGET`` tokens).
 
 A **focus excerpt** (``semantic_match``, discriminator ``focus``) per top file, when
 the change or the task names identifiers: windows of ``excerpts.WINDOW`` lines
@@ -50,7 +52,7 @@ from dataclasses import replace
 
 from ..composer.excerpt import render_excerpt
 from ..composer.types import Candidate
-from ..query.locate import Span
+from ..query.locate import Span, Stage
 from .base import PLACEHOLDER, SourceContext, clamp
 from .excerpts import (
     Excerpt,
@@ -86,6 +88,11 @@ _OFFER_BUDGETS = 3
 SPAN_FLOOR = 350
 SPAN_FLOOR_INTENT_SMALL = 250
 SMALL_BUDGET = 4000
+#: a task without a change, from SMALL_BUDGET tokens: the first file offers up to
+#: LEAD_SPANS spans when its score is at least LEAD_PERMILLE / 1000 of the second's
+#: (``lead_depth``; measured in benchmarks/ctxbench.md, "Edit recall lost, by definition")
+LEAD_SPANS = 64
+LEAD_PERMILLE = 1500
 #: span candidates kept per index generation (a resident server's calls share them)
 _SPAN_MEMO = 20_000
 
@@ -143,6 +150,37 @@ def span_floor(budget: int, mode: str) -> int:
     if mode == "intent" and budget < SMALL_BUDGET:
         return SPAN_FLOOR_INTENT_SMALL
     return SPAN_FLOOR
+
+
+def lead_depth(ctx: SourceContext, top: tuple[FileRank, ...]) -> bool:
+    """Whether the first ranked file offers ``LEAD_SPANS`` spans instead of the usual
+    ``_SPANS_PER_FILE``: a task without a change, a budget of ``SMALL_BUDGET`` tokens
+    or more, and a first file that scores ``LEAD_PERMILLE`` per mille of the second or
+    more. When one file clearly holds the task, the definition to edit is more often
+    one of its weaker spans (the task's words name its neighbours) than another
+    file's best one; a large file has more definitions than the usual offer reaches.
+    Recorded as the ``lead_depth`` stage of the explanation."""
+    request = request_for(ctx)
+    if (
+        not top
+        or request.mode != "intent"
+        or ctx.budget < SMALL_BUDGET
+        or "lead_depth" in request.off
+    ):
+        return False
+    first = top[0].score
+    second = top[1].score if len(top) > 1 else 0
+    if first * 1000 < second * LEAD_PERMILLE:
+        return False
+    ranking = rank_files(ctx)
+    lead = f"scores {first * 1000 // second} per mille of the second" if second else "is alone"
+    stage = Stage(
+        "lead_depth",
+        f"the first ranked file {lead}: up to {LEAD_SPANS} of its spans offered "
+        f"({_SPANS_PER_FILE} for each other file)",
+    )
+    ctx.memo["ranking"] = replace(ranking, stages=(*ranking.stages, stage))
+    return True
 
 
 def span_relevance(share: int, span_score: int, floor: int) -> int:
@@ -263,8 +301,10 @@ class RetrievedSource:
         best = max((f.score for f in top), default=0)
         offers: list[tuple[int, str, Span]] = []
         words = focus_words(ctx)
-        for rank in top:
-            spans = self._file_spans(ctx, rank, best)
+        deep = lead_depth(ctx, top)
+        for place, rank in enumerate(top):
+            limit = LEAD_SPANS if deep and place == 0 else _SPANS_PER_FILE
+            spans = self._file_spans(ctx, rank, best, limit)
             offers.extend(spans)
             if FOCUS_PERMILLE and words[0]:
                 out.extend(self._focus(ctx, rank, best, spans, words))
@@ -387,7 +427,9 @@ class RetrievedSource:
         return made
 
     @staticmethod
-    def _file_spans(ctx: SourceContext, rank: FileRank, best: int) -> list[tuple[int, str, Span]]:
+    def _file_spans(
+        ctx: SourceContext, rank: FileRank, best: int, limit: int = _SPANS_PER_FILE
+    ) -> list[tuple[int, str, Span]]:
         """``(relevance, path, span)`` for the file's best spans."""
         rows = ctx.lines(rank.path)
         if not rows or ctx.store is None:
@@ -398,7 +440,7 @@ class RetrievedSource:
             rank,
             quoted_chunks=rank_files(ctx).quoted_chunks,
             shared=ctx.memo.setdefault("shared", {}),
-            limit=_SPANS_PER_FILE,
+            limit=limit,
         )
         share = rank.score * history_permille(ctx.trigger.task, rank.path) // best if best else 0
         floor = span_floor(ctx.budget, request_for(ctx).mode)
