@@ -20,7 +20,7 @@ from codelibrarian.service import quietwatch, workspace
 from codelibrarian.service.workspace import WorkspaceSession
 from tests.helpers import git
 from tests.service.test_quietwatch import WATCH_CHANGES, _GitCalls
-from tests.service.test_treestamp import _repo
+from tests.service.test_treestamp import _age, _repo
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="inotify")
 
@@ -143,3 +143,21 @@ def test_git_files_moving_while_git_looks_keep_no_stamp(
     assert kept._status is None and kept._primed is None
     monkeypatch.setattr(workspace, "_finish", real)
     assert kept.workspace_signature() == WorkspaceSession(root).workspace_signature()
+
+
+def test_an_index_run_keeps_the_started_status(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The index run writes only ``.librarian/``: the watch still stands for the tree."""
+    root = _repo(tmp_path)
+    WorkspaceSession(root).state.ensure()  # the state folder is there (as after any call)
+    _age(root)
+    git(root, "status", "--porcelain")
+    kept = WorkspaceSession(root)
+    first = kept.workspace_signature()
+    kept.index()
+    assert kept._primed is not None
+    calls = _GitCalls(monkeypatch)
+    assert kept.workspace_signature() == first
+    assert calls.n == 0
+    kept.close()

@@ -5,7 +5,8 @@ checks on every call whether the workspace changed: ``git status
 --untracked-files=all``. Most of its time on a large tree is the untracked-file
 walk (it lists every folder and matches every name against the ignore rules): on
 a 20,000-file repository about 0.3 s of 0.45 s per call. A :class:`TreeStamp`
-records, just before such a call, the ``lstat`` (mode, size, mtime, inode) of
+records, while such a call runs (from the moment it started), the ``lstat`` (mode,
+size, mtime, inode) of
 every folder of the tree, every ``.gitignore`` and the git files the untracked
 set depends on (``HEAD``, ``index``, ``config``, ``info/exclude``). While
 ``unchanged()`` (those ``lstat``s only: no listing, no ignore rules) holds, no
@@ -16,10 +17,11 @@ index with the files' ``lstat``s) and re-reads the listed untracked files' sizes
 and mtimes itself. The signature is the same as a full call's.
 
 * Racy entries: a folder or ``.gitignore`` modified within :data:`RACY_NS` of
-  the stamp could change again within the same mtime tick without showing; a
-  stamp with such an entry is not kept (full calls until the tree has been still
-  that long). Git replaces its own files (a lock file renamed into place), so a
-  change gives them a new inode.
+  the stamp's start (when git started) could change again within the same mtime
+  tick without showing, or after git looked at it; a stamp with such an entry is
+  not kept (full calls until the tree has been still that long). Git replaces
+  its own files (a lock file renamed into place), so a change gives them a new
+  inode.
 * Not used: a ``.git`` that is a file (worktrees, submodules), a nested
   repository, more than :data:`MAX_ENTRIES` folders. A user-wide excludes file
   (``core.excludesFile``) edited between calls is not seen until the tree

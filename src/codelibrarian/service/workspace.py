@@ -217,7 +217,9 @@ class WorkspaceSession:
         from ..index.indexer import index_workspace
 
         self.state.ensure()
-        self.close()
+        # the index run writes only .librarian/, which no watch covers: a freshness
+        # watch (and the status started under it) still stands for the tree after it
+        self.close(keep_watch=True)
         stats = index_workspace(
             self.root,
             self.config,
