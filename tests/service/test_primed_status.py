@@ -161,3 +161,22 @@ def test_an_index_run_keeps_the_started_status(
     assert kept.workspace_signature() == first
     assert calls.n == 0
     kept.close()
+
+
+def test_a_one_call_process_prepares_nothing(tmp_path: Path) -> None:
+    """A CLI command's session makes one call: no walk, no watch, no status started."""
+    from codelibrarian.cli import _output
+
+    root = _settled(tmp_path)
+    one = WorkspaceSession(root)
+    one.one_call()
+    assert one.workspace_signature() == WorkspaceSession(root).workspace_signature()
+    assert one._status is None and one._primed is None and one._quiet is None
+    saved = _output._Kept.libraries
+    try:
+        _output._Kept.libraries = None
+        lib = _output.open_librarian(root)
+        assert lib._ws._stampable is False  # a fresh CLI process's facade
+        lib.close()
+    finally:
+        _output._Kept.libraries = saved

@@ -193,6 +193,11 @@ class WorkspaceSession:
         """The secret gate every outgoing text of this workspace passes (docs/secrets.md)."""
         return self.policy.gate
 
+    def one_call(self) -> None:
+        """This session makes one call (a CLI command's): its first call does not stamp,
+        watch or start a status for a next call that never comes."""
+        self._stampable = False
+
     def config_changed(self) -> bool:
         """Whether the repository's config file changed since this session loaded it."""
         return _config_stamp(self.root) != self._config_stamp
