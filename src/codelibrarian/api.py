@@ -213,6 +213,12 @@ class Librarian(RecordsPart, RunsPart, PlanningPart):
         """The secret gate every text this workspace sends out passes (docs/secrets.md)."""
         return self._ws.gate
 
+    def for_one_call(self) -> Librarian:
+        """This facade serves one call (a CLI command): its first call does not prepare
+        the freshness check of a next one (``service/workspace.py``); returns itself."""
+        self._ws.one_call()
+        return self
+
     def config_changed(self) -> bool:
         """Whether ``librarian.toml`` (or ``[tool.librarian]``) changed since this loaded it."""
         return self._ws.config_changed()

@@ -1,10 +1,10 @@
 """A kept session stops asking git while nothing in the tree moved, and stays exact.
 
-From the third call on, a kept session arms an inotify watch before its quick ``git
-status``; while the watch's queue is empty the next call answers with no git call at
-all. After each kind of change (files, folders, ignore rules, the git index, a branch
-or HEAD moving with no file touched) the kept session must give the signature a fresh
-session gives.
+A kept session's first call stamps and watches the tree while git lists it, and
+starts a quick ``git status`` once the watch is armed; while the watch's queue is
+empty the next calls answer from it with no git call at all. After each kind of
+change (files, folders, ignore rules, the git index, a branch or HEAD moving with no
+file touched) the kept session must give the signature a fresh session gives.
 """
 
 from __future__ import annotations
@@ -27,19 +27,20 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="in
 class _GitCalls:
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.n = 0
-        real = workspace._git_status
+        real = workspace._start_status
 
         def counted(*args: object, **kwargs: object) -> object:
             self.n += 1
             return real(*args, **kwargs)  # type: ignore[arg-type]
 
-        monkeypatch.setattr(workspace, "_git_status", counted)
+        monkeypatch.setattr(workspace, "_start_status", counted)
 
 
 def _quiet_session(root: Path) -> WorkspaceSession:
-    """A kept session whose watch is armed and quiet. The second call stamps the tree,
-    the third arms the watch; git may rewrite its index while it looks (it refreshes
-    the files' cached stat data), which spoils that watch and arms the next."""
+    """A kept session whose watch is armed and quiet. The first call stamps and watches
+    the tree and starts a quick status, the second takes its answer; git may rewrite
+    its index while it looks (it refreshes the files' cached stat data), which spoils
+    that watch and arms the next."""
     kept = WorkspaceSession(root)
     first = kept.workspace_signature()
     for _ in range(4):
@@ -103,11 +104,11 @@ def test_every_change_spoils_the_watch(
     kept = _quiet_session(root)
     before = kept.workspace_signature()
     change(root)
-    calls = _GitCalls(monkeypatch)
     other = WorkspaceSession(root)
     fresh = other.workspace_signature()
+    calls = _GitCalls(monkeypatch)
     assert kept.workspace_signature() == fresh
-    assert calls.n == 2  # the fresh session's and the kept one's: the watch was spoiled
+    assert calls.n >= 1  # the watch was spoiled: the kept session asked git
     assert (kept._head, kept._tracked_clean) == (other._head, other._tracked_clean)
     # the signature lists HEAD and the paths git lists: these leave both as they were
     same = ("_new_file_in_ignored_folder", "_staged", "_detached", "_touched")

@@ -139,7 +139,7 @@ def open_librarian(root: Path) -> Any:
 
     kept_all = _Kept.libraries
     if kept_all is None:
-        return Librarian(root)
+        return Librarian(root).for_one_call()
     kept = kept_all.get(root)
     if kept is not None and not kept.config_changed():
         return kept

@@ -101,27 +101,54 @@ class QuietWatch:
         self._git_wds: set[int] = set()
 
     @classmethod
-    def arm(cls, root: Path, folders: Iterable[str]) -> QuietWatch | None:
-        """Watch ``folders`` (the tree's, ``.librarian`` left out) and ``root/.git``;
-        None where it cannot be done (not Linux, a watch refused)."""
+    def open(cls) -> QuietWatch | None:
+        """An inotify instance with no watch yet; None where there is none (not Linux)."""
         lib = _lib()
-        git = root / ".git"
-        if lib is None or not git.is_dir():
+        if lib is None:
             return None
         fd = lib.inotify_init1(_IN_NONBLOCK | _IN_CLOEXEC)
-        if fd < 0:
-            return None
-        watch = cls(fd)
-        own = _git_folders(git)
-        for n, folder in enumerate((*own, *folders)):
-            wd = lib.inotify_add_watch(fd, os.fsencode(folder), _MASK)
+        return cls(fd) if fd >= 0 else None
+
+    def add(self, folder: str) -> bool:
+        """Watch one more folder of the tree; False (and the watch closed) when the
+        kernel refuses it."""
+        lib = _lib()
+        if lib is None or self._fd < 0:
+            return False
+        if lib.inotify_add_watch(self._fd, os.fsencode(folder), _MASK) < 0:
+            self.close()
+            return False
+        return True
+
+    def add_git(self, root: Path) -> bool:
+        """Watch ``root/.git`` and its ``info`` and ``refs`` folders (HEAD, the index,
+        branches, excludes); False (and the watch closed) when one is refused."""
+        lib = _lib()
+        git = root / ".git"
+        if lib is None or self._fd < 0 or not git.is_dir():
+            self.close()
+            return False
+        for folder in _git_folders(git):
+            wd = lib.inotify_add_watch(self._fd, os.fsencode(folder), _MASK)
             if wd < 0:
                 if ctypes.get_errno() == errno.ENOENT and folder == str(git / "info"):
                     continue  # no .git/info: nothing to exclude, nothing to watch
-                watch.close()
-                return None
-            if n < len(own):
-                watch._git_wds.add(wd)
+                self.close()
+                return False
+            self._git_wds.add(wd)
+        return True
+
+    @classmethod
+    def arm(cls, root: Path, folders: Iterable[str]) -> QuietWatch | None:
+        """Watch ``folders`` (the tree's, ``.librarian`` left out) and ``root/.git``;
+        None where it cannot be done (not Linux, a watch refused)."""
+        if not (root / ".git").is_dir():
+            return None
+        watch = cls.open()
+        if watch is None or not watch.add_git(root):
+            return None
+        if not all(watch.add(folder) for folder in folders):
+            return None
         return watch
 
     def quiet(self) -> bool:
@@ -150,6 +177,10 @@ class QuietWatch:
             self.close()  # a change, or the queue overflowed (wd -1): spoiled for good
             return False
         return self.quiet()  # more may have come while reading
+
+    def alive(self) -> bool:
+        """Whether this watch is still open (a refused folder or a change closes it)."""
+        return self._fd >= 0
 
     def close(self) -> None:
         if self._fd >= 0:

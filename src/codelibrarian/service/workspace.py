@@ -9,6 +9,7 @@ sources share (file list, file texts, fingerprint).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import posixpath
@@ -33,7 +34,7 @@ from ..workspace.git import (
 )
 from ..workspace.state import State
 from .quietwatch import QuietWatch
-from .treestamp import TreeStamp
+from .treestamp import TreeStamp, git_stats
 
 if TYPE_CHECKING:
     from ..gate import SecretGate
@@ -159,8 +160,9 @@ class WorkspaceSession:
         #: the tree's stamp taken before the last full ``git status`` and the untracked
         #: files it listed: while the stamp holds, so does that list
         self._status: tuple[TreeStamp, tuple[str, ...]] | None = None
-        self._status_calls = 0
         self._stampable = True
+        #: the quick ``git status`` a full call started for the next call, watched
+        self._primed: _Primed | None = None
         #: armed before the last quick ``git status``: while its queue is empty, that
         #: call's signature, HEAD and clean flag still hold (``quietwatch.py``)
         self._quiet: tuple[QuietWatch, tuple[Any, ...], str | None, bool] | None = None
@@ -191,6 +193,11 @@ class WorkspaceSession:
         """The secret gate every outgoing text of this workspace passes (docs/secrets.md)."""
         return self.policy.gate
 
+    def one_call(self) -> None:
+        """This session makes one call (a CLI command's): its first call does not stamp,
+        watch or start a status for a next call that never comes."""
+        self._stampable = False
+
     def config_changed(self) -> bool:
         """Whether the repository's config file changed since this session loaded it."""
         return _config_stamp(self.root) != self._config_stamp
@@ -215,7 +222,9 @@ class WorkspaceSession:
         from ..index.indexer import index_workspace
 
         self.state.ensure()
-        self.close()
+        # the index run writes only .librarian/, which no watch covers: a freshness
+        # watch (and the status started under it) still stands for the tree after it
+        self.close(keep_watch=True)
         stats = index_workspace(
             self.root,
             self.config,
@@ -249,6 +258,9 @@ class WorkspaceSession:
         if self._quiet is not None and not keep_watch:
             self._quiet[0].close()
             self._quiet = None
+        if self._primed is not None and not keep_watch:
+            self._primed.stop()
+            self._primed = None
         if self._store is not None:
             self._store.close()
             self._store = None
@@ -366,56 +378,115 @@ class WorkspaceSession:
         return commitish if commitish is not None else head_commit(self.root)
 
     def workspace_signature(self) -> tuple[Any, ...] | None:
-        """HEAD, the paths ``git status`` lists and their size and mtime (one git call).
+        """HEAD, the paths ``git status`` lists and their size and mtime.
 
-        While the tree's stamp taken before the last full call holds (``treestamp.py``:
-        no file added, removed or renamed, no ignore rule or index entry changed), git
-        is asked about tracked files only and the untracked ones that call listed are
-        re-read here: the same signature, without git's walk of every folder.
+        A call that must list the untracked files (the first, or one after the tree
+        changed) runs the full ``git status`` and, while git walks the tree, stamps it
+        (``treestamp.py``) and watches every folder it stamps (``quietwatch.py``); it
+        then starts a quick ``git status`` (tracked files only) in the background,
+        watched from before it started. The next call takes that answer when the
+        watch stayed quiet, and from then on a call that finds the watch quiet runs
+        no git at all. When the watch saw a change but the stamp still holds (no file
+        added, removed or renamed, no ignore rule or index entry changed), git is
+        asked about tracked files only and the untracked ones the full call listed
+        are re-read here. Every path gives the signature a full call would.
         """
         if not self.is_git():
             return None
         if self._quiet is not None:
             watch, signature, head, clean = self._quiet
             if watch.quiet():
-                self._status_calls += 1
                 self._head, self._tracked_clean = head, clean
                 return signature
             watch.close()
             self._quiet = None
+        primed, self._primed = self._primed, None
+        if primed is not None:
+            got = primed.collect(self.root)
+            if got is not None:
+                signature, self._head, self._tracked_clean = got
+                self._quiet = (primed.watch, signature, self._head, self._tracked_clean)
+                return signature
         kept = self._status
         # armed before the stamp is checked: a change after the check shows in its queue
         armed = None
         if kept is not None and self._watchable:
             armed = QuietWatch.arm(self.root, kept[0].folders())
             self._watchable = armed is not None
-        quick = kept is not None and kept[0].unchanged()
-        if armed is not None and not quick:
-            armed.close()
-            armed = None
-        # before git looks (a change after it shows); from the second call on, so a
-        # one-call process (a fresh CLI compose) does not pay for the walk
-        taken = None
-        if not quick and self._status_calls and self._stampable:
-            taken = TreeStamp.take(self.root)
-            self._stampable = taken is None or taken.usable
-        self._status_calls += 1
-        status = _git_status(self.root, untracked=not quick)
+        if kept is None or not kept[0].unchanged():
+            if armed is not None:
+                armed.close()
+            return self._full_signature()
+        status = _git_status(self.root, untracked=False)
         if status is None:
+            if armed is not None:
+                armed.close()
             self._status = None
             return None
-        head, entries, tracked_clean, untracked = status
-        if quick and kept is not None:
-            untracked = kept[1]
-            entries += [_stat_entry(self.root, rel) for rel in untracked]
-        else:
-            self._status = (taken, untracked) if taken is not None and taken.usable else None
+        head, entries, tracked_clean, _ = status
+        entries += [_stat_entry(self.root, rel) for rel in kept[1]]
         self._head = head
         # nothing staged or modified: the working diff against HEAD is empty
         self._tracked_clean = tracked_clean
         signature = (head, tuple(sorted(entries)))
         if armed is not None:
             self._quiet = (armed, signature, head, tracked_clean)
+        return signature
+
+    def _full_signature(self) -> tuple[Any, ...] | None:
+        """The signature from a full ``git status``, the tree stamped and watched while
+        git looks, and the next call's quick status started (see
+        :meth:`workspace_signature`)."""
+        root = self.root
+        watch = None
+        if self._stampable and self._watchable:
+            watch = QuietWatch.open()
+            self._watchable = watch is not None
+        # git's own files before git starts, and the moment it starts: anything that
+        # changes while git and the walk look makes the stamp untrusted
+        before = git_stats(root)
+        since = time.time_ns()
+        proc = _start_status(root, untracked=True)
+        stamp = None
+        if proc is not None and self._stampable:
+            stamp = TreeStamp.take(
+                root, since=since, on_folder=None if watch is None else watch.add
+            )
+            self._stampable = stamp is None or stamp.usable
+        out = _finish(proc)
+        if out is None:
+            if watch is not None:
+                watch.close()
+            self._status = None
+            return None
+        # git saw one state of its own files: the same before it started, when the walk
+        # began and after it ended
+        steady = (
+            stamp is not None
+            and stamp.usable
+            and stamp.git_files() == before
+            and git_stats(root) == before
+        )
+        head, entries, tracked_clean, untracked = _parse_status(root, out)
+        self._head = head
+        # nothing staged or modified: the working diff against HEAD is empty
+        self._tracked_clean = tracked_clean
+        signature = (head, tuple(sorted(entries)))
+        self._status = (stamp, untracked) if steady and stamp is not None else None
+        if watch is None:
+            return signature
+        if not watch.alive():
+            self._watchable = False
+            return signature
+        # watched from here on: git's files unchanged since before git started means
+        # git saw one state of them, and the quick status below starts after the watch
+        quick = None
+        if steady and watch.add_git(root) and git_stats(root) == before:
+            quick = _start_status(root, untracked=False, locks=False)
+        if quick is None:
+            watch.close()
+        else:
+            self._primed = _Primed(watch, untracked, quick)
         return signature
 
     def changes(self, trigger: Trigger) -> tuple[FileDiff, ...]:
@@ -557,31 +628,103 @@ def _stat_entry(root: Path, rel: str) -> tuple[str, int, int]:
     return (rel, st.st_size, st.st_mtime_ns)
 
 
+def _start_status(
+    root: Path, *, untracked: bool, locks: bool = True
+) -> subprocess.Popen[bytes] | None:
+    """``git status`` started (None when git cannot be run). ``locks=False``: git takes
+    no lock and writes nothing (it may be stopped at any moment, and it leaves git's
+    folder as it was for a watch armed over it)."""
+    argv = [
+        "git",
+        *(() if locks else ("--no-optional-locks",)),
+        "-C",
+        str(root),
+        "status",
+        "--porcelain=v2",
+        "--branch",
+        "-z",
+        "--untracked-files=all" if untracked else "--untracked-files=no",
+        "--no-renames",
+    ]
+    try:
+        return subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    except OSError:
+        return None
+
+
+def _finish(proc: subprocess.Popen[bytes] | None) -> bytes | None:
+    """A started ``git status``'s output; None when it failed or took over a minute."""
+    if proc is None:
+        return None
+    try:
+        out = proc.communicate(timeout=60)[0]
+    except (OSError, subprocess.SubprocessError):
+        proc.kill()
+        proc.wait()
+        return None
+    return out if proc.returncode == 0 else None
+
+
+@dataclass(slots=True)
+class _Primed:
+    """A quick ``git status`` started for the next call, and the watch armed before it.
+
+    While the watch stays quiet, nothing git or the signature looks at changed since
+    that status started, so its answer (with the untracked files the full call listed,
+    re-read) is the signature a full call would give now."""
+
+    watch: QuietWatch
+    untracked: tuple[str, ...]
+    proc: subprocess.Popen[bytes]
+
+    def collect(self, root: Path) -> tuple[tuple[Any, ...], str | None, bool] | None:
+        """The signature, HEAD and clean flag; None when the watch saw a change (then
+        it is closed) or git failed."""
+        if not self.watch.quiet():
+            self.stop()
+            return None
+        out = _finish(self.proc)
+        if out is None:
+            self.watch.close()
+            return None
+        head, entries, clean, _ = _parse_status(root, out)
+        entries += [_stat_entry(root, rel) for rel in self.untracked]
+        if not self.watch.quiet():  # a change while the files were read
+            return None
+        return (head, tuple(sorted(entries))), head, clean
+
+    def stop(self) -> None:
+        """End the watch and the status (it takes no lock: ``--no-optional-locks``)."""
+        self.watch.close()
+        self._reap()
+
+    def _reap(self) -> None:
+        if self.proc.returncode is None:
+            if self.proc.poll() is None:
+                self.proc.kill()
+            with contextlib.suppress(OSError, subprocess.SubprocessError):
+                self.proc.communicate(timeout=10)
+
+    def __del__(self) -> None:
+        # dropped: the status is no longer wanted (the watch may live on in the session)
+        self._reap()
+
+
 def _git_status(
     root: Path, *, untracked: bool
 ) -> tuple[str | None, list[tuple[str, int, int]], bool, tuple[str, ...]] | None:
     """One ``git status``: HEAD, each listed path with its size and mtime, whether no
     tracked file is staged or modified, and the untracked paths (all of them, or none
     when ``untracked`` is false)."""
-    try:
-        out = subprocess.run(
-            [
-                "git",
-                "-C",
-                str(root),
-                "status",
-                "--porcelain=v2",
-                "--branch",
-                "-z",
-                "--untracked-files=all" if untracked else "--untracked-files=no",
-                "--no-renames",
-            ],
-            capture_output=True,
-            check=True,
-            timeout=60,
-        ).stdout
-    except (OSError, subprocess.SubprocessError):
-        return None
+    out = _finish(_start_status(root, untracked=untracked))
+    return None if out is None else _parse_status(root, out)
+
+
+def _parse_status(
+    root: Path, out: bytes
+) -> tuple[str | None, list[tuple[str, int, int]], bool, tuple[str, ...]]:
+    """What :func:`_git_status` returns, from the output of ``git status --porcelain=v2
+    --branch -z``."""
     head: str | None = None
     entries: list[tuple[str, int, int]] = []
     others: list[str] = []

@@ -1,0 +1,72 @@
+"""Warm compose, this checkout against another ``src/``, each side on its own copy.
+
+    .venv/bin/python benchmarks/warm_ab.py --root COPY_A --baseline-root COPY_B \\
+        --baseline-src OTHER/src [--src THIS/src] [--calls 20] [--seed 20] [--out FILE]
+
+``bench_scale.warm_ab``'s alternation (two rounds, the sides swapped between them;
+each side a fresh process with a ``Librarian`` kept open, one warm-up compose, then
+distinct tasks from ``bench_scale.tasks_for``), but each side composes in its own copy
+of the sample: the copies hold the same files and index, and neither side finds the
+other's per-repository caches (``.librarian/cache``) warm. Prints each side's wall
+and CPU p50 / p95 (``bench_cli.p95``: the 19th of 20) and the load average before and
+after; ``--out`` keeps every call's times, in order, as JSON.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO / "benchmarks"))
+from bench_cli import p95  # noqa: E402
+from bench_scale import _WARM, run_side, tasks_for  # noqa: E402
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--root", required=True, type=Path)
+    ap.add_argument("--baseline-root", required=True, type=Path)
+    ap.add_argument("--baseline-src", required=True, type=Path)
+    ap.add_argument("--src", type=Path, default=REPO / "src")
+    ap.add_argument("--calls", type=int, default=20)
+    ap.add_argument("--seed", type=int, default=20)
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args()
+    files = subprocess.run(
+        ["git", "-C", str(args.root), "ls-files"], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    tasks = tasks_for(files, args.calls, args.seed)
+    sides = {"this": (args.root, args.src), "baseline": (args.baseline_root, args.baseline_src)}
+    wall: dict[str, list[float]] = {"this": [], "baseline": []}
+    cpu: dict[str, list[float]] = {"this": [], "baseline": []}
+    load0 = os.getloadavg()[0]
+    half = (len(tasks) + 1) // 2
+    for part, order in ((tasks[:half], ("this", "baseline")), (tasks[half:], ("baseline", "this"))):
+        for side in order:
+            root, src = sides[side]
+            got = run_side(_WARM, [str(root), json.dumps(part)], src, side)
+            wall[side] += got["wall"]
+            cpu[side] += got["cpu"]
+    load1 = os.getloadavg()[0]
+    print(f"load average {load0:.1f} -> {load1:.1f}")
+    for side in ("this", "baseline"):
+        w, c = wall[side], cpu[side]
+        print(
+            f"{side}: wall p50 {statistics.median(w) * 1000:.0f} p95 {p95(w) * 1000:.0f}; "
+            f"cpu p50 {statistics.median(c) * 1000:.0f} p95 {p95(c) * 1000:.0f} ms "
+            f"({len(w)} calls)",
+            flush=True,
+        )
+    if args.out is not None:
+        doc = {"tasks": tasks, "wall": wall, "cpu": cpu, "load": [load0, load1]}
+        args.out.write_text(json.dumps(doc), encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
