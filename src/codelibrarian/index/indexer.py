@@ -65,7 +65,14 @@ from .history_edits import refresh_past_edits
 from .imports import Resolver
 from .languages import language_for, load_queries
 from .lock import LockOwner, WriterLock
-from .parse import TOKENIZER_MODEL, ParseOutcome, cache_key, decode_result, parse_batch
+from .parse import (
+    TOKENIZER_MODEL,
+    ParseOutcome,
+    cache_key,
+    decode_result,
+    parse_batch,
+    parser_version,
+)
 from .pool import ParsePool
 from .records import FileData, ImportRecord
 from .seed import repo_key, seed_from_sibling
@@ -347,6 +354,14 @@ def index_workspace(
                 seeded = seed_from_sibling(root, db, blobs, key, check=False) is not None
                 if seeded:
                     notes.append(_SEEDED)
+            if _other_parser(db):
+                # rows parsed by another release's queries or payload would stay as they
+                # are for every unchanged file: start again (its parses miss the cache too)
+                discard(db)
+                if seeded:
+                    notes.remove(_SEEDED)
+                    seeded = False
+                notes.append(_REPARSED)
             stats = None
             for last in (False, True):  # a damaged index is rebuilt from scratch, once
                 try:
@@ -449,6 +464,31 @@ class _UnsoundSeed(Exception):
         self.why = why
 
 
+_REPARSED = (
+    "the index was parsed by another version of the parser (its queries or output "
+    "changed); rebuilt it from the workspace"
+)
+
+
+def _other_parser(db: Path) -> bool:
+    """Whether ``db`` holds files parsed by a parser other than this one
+    (``meta.parser_version``; an index from before the key was kept counts as other).
+    An unreadable or empty database is left to the normal path."""
+    if not db.exists():
+        return False
+    try:
+        conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+        try:
+            if conn.execute("SELECT 1 FROM files WHERE stage = 2 LIMIT 1").fetchone() is None:
+                return False
+            row = conn.execute("SELECT value FROM meta WHERE key = 'parser_version'").fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return False
+    return row is None or str(row[0]) != parser_version()
+
+
 def _quiet(_stage: str) -> None:
     return None
 
@@ -479,6 +519,9 @@ def _index(
     warming: threading.Thread | None = None,
 ) -> IndexStats:
     stage("files")
+    if store.meta("parser_version") != parser_version():
+        # every file parsed from here on is this parser's (``_other_parser``)
+        store.set_meta({"parser_version": parser_version()})
     listing = _list(root, cfg, store)
     if seed_check is not None and (problems := seed_check.problems()):
         raise _UnsoundSeed(problems[0])  # nothing written yet: the copy is discarded

@@ -36,6 +36,19 @@
         name: (identifier) @name
         value: [(number) (string) (template_string) (true) (false) (object) (array)]) @definition.constant)))
 
+; ES5 style: `var f = function`, `res.send = function send(...)`,
+; `Foo.prototype.bar = () => ...` at the top of a file
+(program
+  (variable_declaration
+    (variable_declarator
+      name: (identifier) @name
+      value: [(arrow_function) (function_expression)]) @definition.function))
+(program
+  (expression_statement
+    (assignment_expression
+      left: (member_expression property: (property_identifier) @name)
+      right: [(arrow_function) (function_expression)]) @definition.function))
+
 (import_statement source: (string (string_fragment) @import.spec))
 (export_statement source: (string (string_fragment) @import.spec))
 (call_expression
