@@ -266,3 +266,18 @@ def test_queries_ship_inside_the_package() -> None:
 
     names = {p.name for p in resources.files("codelibrarian.index").joinpath("queries").iterdir()}
     assert {"python.scm", "typescript.scm", "kotlin.scm", "csharp.scm"} <= names
+
+
+def test_shared_query_parts_are_spliced_in_place() -> None:
+    from importlib import resources
+
+    from codelibrarian.index.languages import query_text
+
+    folder = resources.files("codelibrarian.index").joinpath("queries")
+    shared = folder.joinpath("_ecma_toplevel.scm").read_text(encoding="utf-8").rstrip("\n")
+    for name in ("javascript", "typescript"):
+        text = query_text(name)
+        assert not any(line.startswith("; include ") for line in text.split("\n"))
+        assert text.count(shared) == 1
+        # in place: the shared definitions come before the file's own imports
+        assert text.index(shared) < text.index("(import_statement")

@@ -89,9 +89,25 @@ def load_query(lang_name: str) -> tuple[Any, Any]:
 
     lang = _BY_NAME[lang_name]
     grammar: Any = lang.grammar  # the pack types names as a Literal of its grammars
-    source = resources.files(__package__).joinpath("queries", f"{lang.query}.scm")
-    text = source.read_text(encoding="utf-8")
-    return get_parser(grammar), Query(get_language(grammar), text)
+    return get_parser(grammar), Query(get_language(grammar), query_text(lang.query))
+
+
+_INCLUDE = "; include "
+
+
+@cache
+def query_text(name: str) -> str:
+    """The text of ``queries/<name>.scm`` with each ``; include <file>.scm`` line
+    replaced by that file's text (patterns several languages share, such as
+    ``_ecma_toplevel.scm``; one level, in place, so pattern order is kept)."""
+    folder = resources.files(__package__).joinpath("queries")
+    lines = folder.joinpath(f"{name}.scm").read_text(encoding="utf-8").split("\n")
+    return "\n".join(
+        folder.joinpath(line[len(_INCLUDE) :].strip()).read_text(encoding="utf-8").rstrip("\n")
+        if line.startswith(_INCLUDE)
+        else line
+        for line in lines
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,8 +137,7 @@ def load_queries(lang_name: str) -> TagQueries:
     parser, full = load_query(lang_name)
     lang = _BY_NAME[lang_name]
     grammar: Any = lang.grammar
-    source = resources.files(__package__).joinpath("queries", f"{lang.query}.scm")
-    raw = source.read_text(encoding="utf-8").encode("utf-8")
+    raw = query_text(lang.query).encode("utf-8")
     defs = Query(get_language(grammar), raw.decode("utf-8"))
     refs = Query(get_language(grammar), raw.decode("utf-8"))
     for i in range(full.pattern_count):

@@ -4,41 +4,7 @@
 (generator_function_declaration name: (identifier) @name) @definition.function
 (class_declaration name: (_) @name) @definition.class
 (method_definition name: (_) @name) @definition.method
-(program
-  (lexical_declaration
-    (variable_declarator
-      name: (identifier) @name
-      value: [(arrow_function) (function_expression)]) @definition.function))
-(program
-  (export_statement
-    (lexical_declaration
-      (variable_declarator
-        name: (identifier) @name
-        value: [(arrow_function) (function_expression)]) @definition.function)))
-(program
-  (lexical_declaration
-    (variable_declarator
-      name: (identifier) @name
-      value: [(number) (string) (template_string) (true) (false) (object) (array)]) @definition.constant))
-(program
-  (export_statement
-    (lexical_declaration
-      (variable_declarator
-        name: (identifier) @name
-        value: [(number) (string) (template_string) (true) (false) (object) (array)]) @definition.constant)))
-
-; ES5 style: `var f = function`, `res.send = function send(...)`,
-; `Foo.prototype.bar = () => ...` at the top of a file
-(program
-  (variable_declaration
-    (variable_declarator
-      name: (identifier) @name
-      value: [(arrow_function) (function_expression)]) @definition.function))
-(program
-  (expression_statement
-    (assignment_expression
-      left: (member_expression property: (property_identifier) @name)
-      right: [(arrow_function) (function_expression)]) @definition.function))
+; include _ecma_toplevel.scm
 
 (import_statement source: (string (string_fragment) @import.spec))
 (export_statement source: (string (string_fragment) @import.spec))
