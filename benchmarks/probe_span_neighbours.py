@@ -52,20 +52,24 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from ctxbench_fast import _harness, _index_key  # noqa: E402
-from probe_history_spans import _raw, locus_lines, short  # noqa: E402
+from probe_history_spans import (  # noqa: E402
+    _raw,
+    gold_spans,
+    locus_lines,
+    request_of,
+    short,
+    snapshots,
+    span_record,
+    task_db,
+)
 
 from codelibrarian.index.history_edits import read_history  # noqa: E402
 from codelibrarian.index.store import SqliteStore  # noqa: E402
 from codelibrarian.query.locate import (  # noqa: E402
-    LocatedFile,
-    LocateRequest,
     _layout,
     _Part,
     locate,
-    rank_spans,
 )
-from codelibrarian.trigger import Trigger  # noqa: E402
 
 _TUNING = {"click", "httpx", "logrus", "express"}
 
@@ -98,86 +102,55 @@ def blame_times(src: Path, parent: str, path: str) -> list[int]:
 
 
 def collect(args: argparse.Namespace) -> list[dict[str, Any]]:
-    run = _harness(args.bench)
-    key = _index_key()
     out: list[dict[str, Any]] = []
-    for repo in args.repos.split(","):
-        tasks = [json.loads(line) for line in (args.bench / "tasks" / f"{repo}.jsonl").open()]
-        intent = [t for t in tasks if "intent" in t["modes"]]
-        src = args.bench / ".data" / "repos" / repo
-        caches = [args.bench / ".data" / "fastcache" / repo / key]
-        caches += sorted((args.bench / ".data" / "fastcache" / repo).iterdir())
-        for task in run.pick(intent, args.max_tasks):
-            dbs = [
-                c / f"{task['parent']}.db" for c in caches if (c / f"{task['parent']}.db").is_file()
-            ]
-            if not dbs:
-                print("no index for", task["id"], file=sys.stderr)
-                continue
-            history = read_history(src, rev=task["parent"], limit=args.commits, definitions=True)
-            trig = Trigger.create(task["query"], as_of=0)
-            request = LocateRequest(
-                task=task["query"], keywords=trig.keywords, identifiers=trig.identifiers
-            )
-            exact = {w.lower() for w in (*trig.identifiers, *trig.keywords)}
-            store = SqliteStore(dbs[0], readonly=True)
-            try:
-                located = locate(store, request, {})
-                files = {f.path: f for f in located.files}
-                named = []
-                for sym in store.symbols():
-                    if sym.name.lower() not in exact:
-                        continue
-                    refs = {
-                        r.name
-                        for r in store.references(path=sym.path)
-                        if sym.start_line <= r.line <= sym.end_line
-                    }
-                    named.append([sym.path, sym.name, sorted(refs)])
-                golds = []
-                for gold in task["gold"]:
-                    lines = locus_lines(run, src, task["parent"], task["commit"], gold)
-                    lf = files.get(gold) or LocatedFile(gold, 0, (), (), False, True)
-                    spans = rank_spans(store, request, lf, quoted_chunks=located.quoted_chunks)
-                    golds.append(
-                        {
-                            "path": gold,
-                            "wlinked": word_links(store, gold, spans),
-                            "refs": [[r.name, r.line] for r in store.references(path=gold)],
-                            "blame": blame_times(src, task["parent"], gold),
-                            "hunks": [
-                                [c.order, list(names)]
-                                for c in history
-                                for p, names in c.edits
-                                if p == gold
-                            ],
-                            "spans": [
-                                {
-                                    "name": short(s.symbol),
-                                    "score": s.score,
-                                    "sig": dict(s.signals),
-                                    "container": s.score != min(1000, _raw(s.signals)),
-                                    "start": s.start,
-                                    "end": s.end,
-                                    "own": [list(r) for r in s.own],
-                                    "hit": any(a <= ln <= b for a, b in s.own for ln in lines),
-                                }
-                                for s in spans
-                            ],
-                        }
-                    )
-                out.append(
+    for run, repo, src, task, db in snapshots(args.bench, args.repos, args.max_tasks):
+        history = read_history(src, rev=task["parent"], limit=args.commits, definitions=True)
+        trig, request = request_of(task)
+        exact = {w.lower() for w in (*trig.identifiers, *trig.keywords)}
+        store = SqliteStore(db, readonly=True)
+        try:
+            located = locate(store, request, {})
+            named = []
+            for sym in store.symbols():
+                if sym.name.lower() not in exact:
+                    continue
+                refs = {
+                    r.name
+                    for r in store.references(path=sym.path)
+                    if sym.start_line <= r.line <= sym.end_line
+                }
+                named.append([sym.path, sym.name, sorted(refs)])
+            golds = []
+            for gold in task["gold"]:
+                lines = locus_lines(run, src, task["parent"], task["commit"], gold)
+                spans = gold_spans(store, request, located, gold)
+                golds.append(
                     {
-                        "repo": repo,
-                        "id": task["id"],
-                        "query": task["query"],
-                        "named": named,
-                        "golds": golds,
+                        "path": gold,
+                        "wlinked": word_links(store, gold, spans),
+                        "refs": [[r.name, r.line] for r in store.references(path=gold)],
+                        "blame": blame_times(src, task["parent"], gold),
+                        "hunks": [
+                            [c.order, list(names)]
+                            for c in history
+                            for p, names in c.edits
+                            if p == gold
+                        ],
+                        "spans": [span_record(s, lines) for s in spans],
                     }
                 )
-            finally:
-                store.close()
-        print("collected", repo, file=sys.stderr, flush=True)
+            out.append(
+                {
+                    "repo": repo,
+                    "id": task["id"],
+                    "query": task["query"],
+                    "named": named,
+                    "golds": golds,
+                }
+            )
+        finally:
+            store.close()
+    add_cutoffs(args, out)
     return out
 
 
@@ -246,27 +219,19 @@ WINDOWS = (100, 300, 1000)
 
 def add_links(args: argparse.Namespace, data: list[dict[str, Any]]) -> None:
     """Add ``wlinked`` to data collected before it was recorded."""
-    key = _index_key()
     for task in data:
         repo = task["repo"]
-        caches = [args.bench / ".data" / "fastcache" / repo / key]
-        caches += sorted((args.bench / ".data" / "fastcache" / repo).iterdir())
         tasks = {
             t["id"]: t for t in map(json.loads, (args.bench / "tasks" / f"{repo}.jsonl").open())
         }
-        parent = tasks[task["id"]]["parent"]
-        db = next(c / f"{parent}.db" for c in caches if (c / f"{parent}.db").is_file())
-        trig = Trigger.create(task["query"], as_of=0)
-        request = LocateRequest(
-            task=task["query"], keywords=trig.keywords, identifiers=trig.identifiers
-        )
+        db = task_db(args.bench, repo, tasks[task["id"]]["parent"])
+        assert db is not None
+        _, request = request_of(task)
         store = SqliteStore(db, readonly=True)
         try:
             located = locate(store, request, {})
-            files = {f.path: f for f in located.files}
             for gold in task["golds"]:
-                lf = files.get(gold["path"]) or LocatedFile(gold["path"], 0, (), (), False, True)
-                spans = rank_spans(store, request, lf, quoted_chunks=located.quoted_chunks)
+                spans = gold_spans(store, request, located, gold["path"])
                 assert [s.start for s in spans] == [s["start"] for s in gold["spans"]]
                 gold["wlinked"] = word_links(store, gold["path"], spans)
         finally:
