@@ -38,7 +38,7 @@ import math
 import re
 import sys
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -51,8 +51,10 @@ from codelibrarian.index.history_edits import message_words, read_history  # noq
 from codelibrarian.index.store import SqliteStore  # noqa: E402
 from codelibrarian.query.locate import (  # noqa: E402
     SPAN_WEIGHTS,
+    Located,
     LocatedFile,
     LocateRequest,
+    Span,
     locate,
     rank_spans,
 )
@@ -88,72 +90,93 @@ def short(symbol: str | None) -> str | None:
     return None if not symbol else re.split(r"\.|::", symbol)[-1]
 
 
-def collect(args: argparse.Namespace) -> list[dict[str, Any]]:
-    run = _harness(args.bench)
-    key = _index_key()
-    out: list[dict[str, Any]] = []
-    for repo in args.repos.split(","):
-        tasks = [json.loads(line) for line in (args.bench / "tasks" / f"{repo}.jsonl").open()]
+def task_db(bench: Path, repo: str, parent: str) -> Path | None:
+    """The runner's cached index of the snapshot at ``parent``: the present indexer's
+    copy when there is one, else another version's."""
+    caches = [bench / ".data" / "fastcache" / repo / _index_key()]
+    caches += sorted((bench / ".data" / "fastcache" / repo).iterdir())
+    return next((c / f"{parent}.db" for c in caches if (c / f"{parent}.db").is_file()), None)
+
+
+def request_of(task: dict[str, Any]) -> tuple[Trigger, LocateRequest]:
+    """The task's trigger and the locate request compose would make of it (intent)."""
+    trig = Trigger.create(task["query"], as_of=0)
+    return trig, LocateRequest(
+        task=task["query"], keywords=trig.keywords, identifiers=trig.identifiers
+    )
+
+
+def snapshots(
+    bench: Path, repos: str, max_tasks: int
+) -> Iterator[tuple[Any, str, Path, dict[str, Any], Path]]:
+    """``(harness, repo, its clone, task, cached index)`` for the runner's pick of each
+    repository's intent tasks that have a cached index."""
+    run = _harness(bench)
+    for repo in repos.split(","):
+        tasks = [json.loads(line) for line in (bench / "tasks" / f"{repo}.jsonl").open()]
         intent = [t for t in tasks if "intent" in t["modes"]]
-        src = args.bench / ".data" / "repos" / repo
-        caches = [args.bench / ".data" / "fastcache" / repo / key]
-        caches += sorted((args.bench / ".data" / "fastcache" / repo).iterdir())
-        for task in run.pick(intent, args.max_tasks):
-            dbs = [
-                c / f"{task['parent']}.db" for c in caches if (c / f"{task['parent']}.db").is_file()
-            ]
-            if not dbs:
+        for task in run.pick(intent, max_tasks):
+            db = task_db(bench, repo, task["parent"])
+            if db is None:
                 print("no index for", task["id"], file=sys.stderr)
                 continue
-            history = read_history(src, rev=task["parent"], limit=args.commits, definitions=True)
-            trig = Trigger.create(task["query"], as_of=0)
-            request = LocateRequest(
-                task=task["query"], keywords=trig.keywords, identifiers=trig.identifiers
-            )
-            store = SqliteStore(dbs[0], readonly=True)
-            try:
-                located = locate(store, request, {})
-                files = {f.path: f for f in located.files}
-                golds = []
-                for gold in task["gold"]:
-                    lines = locus_lines(run, src, task["parent"], task["commit"], gold)
-                    lf = files.get(gold) or LocatedFile(gold, 0, (), (), False, True)
-                    spans = rank_spans(store, request, lf, quoted_chunks=located.quoted_chunks)
-                    golds.append(
-                        {
-                            "path": gold,
-                            "spans": [
-                                {
-                                    "name": short(s.symbol),
-                                    "score": s.score,
-                                    "sig": dict(s.signals),
-                                    # a class's own lines: scaled down by rank_spans
-                                    "container": s.score != min(1000, _raw(s.signals)),
-                                    "start": s.start,
-                                    "hit": any(a <= ln <= b for a, b in s.own for ln in lines),
-                                }
-                                for s in spans
-                            ],
-                        }
-                    )
-                out.append(
-                    {
-                        "repo": repo,
-                        "id": task["id"],
-                        "query": task["query"],
-                        "gold": task["gold"],
-                        "files": [[f.path, f.score, f.is_code] for f in located.files[:40]],
-                        "golds": golds,
-                        "history": [
-                            [c.order, c.message, [[p, list(n)] for p, n in c.edits]]
-                            for c in history
-                        ],
-                    }
-                )
-            finally:
-                store.close()
+            yield run, repo, bench / ".data" / "repos" / repo, task, db
         print("collected", repo, file=sys.stderr, flush=True)
+
+
+def collect(args: argparse.Namespace) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for run, repo, src, task, db in snapshots(args.bench, args.repos, args.max_tasks):
+        history = read_history(src, rev=task["parent"], limit=args.commits, definitions=True)
+        _, request = request_of(task)
+        store = SqliteStore(db, readonly=True)
+        try:
+            located = locate(store, request, {})
+            golds = []
+            for gold in task["gold"]:
+                lines = locus_lines(run, src, task["parent"], task["commit"], gold)
+                spans = gold_spans(store, request, located, gold)
+                golds.append({"path": gold, "spans": [span_record(s, lines) for s in spans]})
+            out.append(
+                {
+                    "repo": repo,
+                    "id": task["id"],
+                    "query": task["query"],
+                    "gold": task["gold"],
+                    "files": [[f.path, f.score, f.is_code] for f in located.files[:40]],
+                    "golds": golds,
+                    "history": [
+                        [c.order, c.message, [[p, list(n)] for p, n in c.edits]] for c in history
+                    ],
+                }
+            )
+        finally:
+            store.close()
     return out
+
+
+def gold_spans(
+    store: SqliteStore, request: LocateRequest, located: Located, path: str
+) -> tuple[Span, ...]:
+    """``rank_spans`` of a gold file as compose ranks it (unranked: with no hits)."""
+    ranked = next((f for f in located.files if f.path == path), None)
+    file = ranked or LocatedFile(path, 0, (), (), False, True)
+    return rank_spans(store, request, file, quoted_chunks=located.quoted_chunks)
+
+
+def span_record(span: Span, lines: set[int]) -> dict[str, Any]:
+    """What the probes keep of a ranked span; ``hit``: one of ``lines`` is its own."""
+    return {
+        "name": short(span.symbol),
+        "score": span.score,
+        "sig": dict(span.signals),
+        # a class's own lines: scaled down by rank_spans
+        "container": span.score != min(1000, _raw(span.signals)),
+        "start": span.start,
+        "end": span.end,
+        "own": [list(r) for r in span.own],
+        "hit": any(a <= ln <= b for a, b in span.own for ln in lines),
+    }
 
 
 def _raw(signals: Sequence[tuple[str, int]]) -> int:
