@@ -28,7 +28,7 @@ from itertools import accumulate
 from operator import add
 
 from ..composer.excerpt import render_excerpt
-from ..index.tokenize import name_parts
+from ..index.tokenize import identifier_parts, name_parts
 from ..tokens import Tokenizer
 
 __all__ = [
@@ -215,7 +215,9 @@ def word_lines_of(rows: Sequence[str], wanted: Iterable[str]) -> dict[str, tuple
             if head < at or low[head] not in _DIGITS:
                 # the occurrence is inside the identifier text[head:end] (a leading
                 # digit at ``at`` itself means the identifier starts further on)
-                if word in name_parts(text[head:end]):
+                # its words: itself lower-cased and its parts (``name_parts`` of a name
+                # without dots), read from the split's cache of plain tuples
+                if word == low[head:end] or word in identifier_parts(text[head:end]):
                     number = bisect_right(starts, at)  # 1-based: starts[number - 1] <= at
                     lines.append(number)
                     at = low.find(word, starts[number])  # on to the next line
