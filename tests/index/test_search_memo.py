@@ -145,6 +145,24 @@ def test_new_terms_whose_rows_outweigh_the_remembered_ones_leave_the_query_whole
         assert seen == ["whole"]
 
 
+def test_a_query_reading_more_rows_than_the_cap_goes_whole(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with open_store(repo, readonly=True) as store:
+        store.search("usbhost logging errors", 20)  # searched: read when they come again
+        rows = sum(store._df[t] for t in ("usbhost", "logging", "errors"))
+        monkeypatch.setattr(store_mod, "_READ_ROWS", rows - 1)
+        seen = _queries(store)
+        assert store.search("usbhost logging errors", 20) == _whole(
+            store, "usbhost logging errors", 20
+        )
+        assert seen[0] == "whole" and store._term_memo == {}
+        monkeypatch.setattr(store_mod, "_READ_ROWS", rows)  # within the cap: read
+        seen.clear()
+        store.search("usbhost logging errors", 20)
+        assert seen == ["term"] * 3
+
+
 def test_a_write_makes_every_term_read_again(tmp_path: Path) -> None:
     root = make_repo(tmp_path / "r", _files(3))
     index_workspace(root)

@@ -70,6 +70,9 @@ _TERM_MEMO_ROWS = 2_000_000
 #: reading a term's scores costs about this much more per row than scoring it inside
 #: the whole query (numerator, denominator: 1.2-1.5 measured at 20,000 files, summing included)
 _READ_COST = (3, 2)
+#: most rows a query reads term by term when some of its terms are not remembered: a
+#: heavier query goes to FTS5 whole, so reading never makes a slow call slower
+_READ_ROWS = 25_000
 #: chunk ids up to this many times the rows being summed are summed in a dense array
 _DENSE_SPAN = 8
 
@@ -502,10 +505,12 @@ class SqliteStore:
         names it. Reading costs :data:`_READ_COST` times scoring a row inside the whole
         query, so a query is summed when the rows of its remembered terms, and of its
         terms searched before (likely to come again: read once, then remembered), pay
-        for the extra cost of reading its terms never searched before. A one-call
-        process sees every term once: its queries go to FTS5 whole, as they always
-        did. Only where :meth:`_common` counted the terms' rows (more chunks than
-        :data:`COMMON_ROWS`; below that a whole query costs little).
+        for the extra cost of reading its terms never searched before, and when it
+        reads at most :data:`_READ_ROWS` rows: the reads are paid by light calls, and
+        a heavy call (a term in a fifth of the chunks, first seen) costs what it did.
+        A one-call process sees every term once: its queries go to FTS5 whole, as
+        they always did. Only where :meth:`_common` counted the terms' rows (more
+        chunks than :data:`COMMON_ROWS`; below that a whole query costs little).
         """
         df = self._df
         if self._df_total <= COMMON_ROWS or any(t not in df for t in terms):
@@ -522,7 +527,11 @@ class SqliteStore:
             self._searched.clear()
         self._searched.update(terms)
         num, den = _READ_COST
-        return kept + again > 0 and fresh * num <= (kept + again + fresh) * den
+        return (
+            kept + again > 0
+            and again + fresh <= _READ_ROWS
+            and fresh * num <= (kept + again + fresh) * den
+        )
 
     def _best_by_term(self, terms: Sequence[str], k: int) -> list[tuple[int, float]] | None:
         """The ``k`` best ``(chunk id, score)`` of the query of ``terms``, best first
