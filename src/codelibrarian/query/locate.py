@@ -734,15 +734,14 @@ class _Parts(Sequence[_Part]):
 
 def _part(raw: _RawPart) -> _Part:
     pos, cid, start, end, symbol, kind, tokens, own, frame, names, head, container = raw
-    return _Part(
-        pos,
-        _Bare(cid, start, end, symbol, kind, tokens),
-        own,
-        frame,
-        None if names is None else frozenset(names),
-        head,
-        container,
-    )
+    # the named tuples made as their own ``__new__`` makes them, without its Python frame
+    # (a ranking makes one per part of every file it ranks)
+    chunk = _new_tuple(_Bare, (cid, start, end, symbol, kind, tokens))
+    name_set = None if names is None else frozenset(names)
+    return _new_tuple(_Part, (pos, chunk, own, frame, name_set, head, container))
+
+
+_new_tuple = tuple.__new__
 
 
 @dataclass(frozen=True, slots=True)
