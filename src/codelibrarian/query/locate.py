@@ -702,12 +702,16 @@ class _Parts(Sequence[_Part]):
     and its full passes, which walk every such container, grew with each call (at 20,000
     files, ~30,000 of them after ten tasks: ~40% of a full pass, and the growth that
     sets off the next one). Plain tuples of plain values leave its care at its next
-    young pass; a ranking makes each part once (~1 us) and drops it when done."""
+    young pass; a ranking makes each part once (~1 us) and drops it when done. A file
+    ranked a second time (a session's repeated task) keeps its made parts from then on:
+    few files are, and they are read again."""
 
-    __slots__ = ("_raw",)
+    __slots__ = ("_made", "_raw", "_reads")
 
     def __init__(self, raw: Sequence[_RawPart]) -> None:
         self._raw = tuple(raw)
+        self._made: tuple[_Part, ...] | None = None
+        self._reads = 0
 
     def __len__(self) -> int:
         return len(self._raw)
@@ -717,12 +721,19 @@ class _Parts(Sequence[_Part]):
     @overload
     def __getitem__(self, k: slice) -> tuple[_Part, ...]: ...
     def __getitem__(self, k: int | slice) -> _Part | tuple[_Part, ...]:
+        if self._made is not None:
+            return self._made[k]
         if isinstance(k, slice):
             return tuple(map(_part, self._raw[k]))
         return _part(self._raw[k])
 
     def __iter__(self) -> Iterator[_Part]:
-        return map(_part, self._raw)
+        if self._made is None:
+            self._reads += 1
+            if self._reads < 2:
+                return map(_part, self._raw)
+            self._made = tuple(map(_part, self._raw))
+        return iter(self._made)
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, _Parts):
