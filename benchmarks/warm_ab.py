@@ -1,7 +1,7 @@
 """Warm compose, this checkout against another ``src/``, each side on its own copy.
 
     .venv/bin/python benchmarks/warm_ab.py --root COPY_A --baseline-root COPY_B \\
-        --baseline-src OTHER/src [--src THIS/src] [--calls 20] [--seed 20] [--out FILE]
+        --baseline-src OTHER/src [--src THIS/src] [--calls 20] [--seed 20] [--runs 1] [--out FILE]
 
 ``bench_scale.warm_ab``'s alternation (two rounds, the sides swapped between them;
 each side a fresh process with a ``Librarian`` kept open, one warm-up compose, then
@@ -9,7 +9,10 @@ distinct tasks from ``bench_scale.tasks_for``), but each side composes in its ow
 of the sample: the copies hold the same files and index, and neither side finds the
 other's per-repository caches (``.librarian/cache``) warm. Prints each side's wall
 and CPU p50 / p95 (``bench_cli.p95``: the 19th of 20) and the load average before and
-after; ``--out`` keeps every call's times, in order, as JSON.
+after, and the three slowest calls of each side (wall ms, CPU ms, the task). ``--runs N``
+repeats the whole alternation N times and ends with the median over the runs of each
+side's wall p95 and p50. ``--out`` keeps every call's times, in order, as JSON (with
+``--runs`` above 1, a list: one such document a run).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import statistics
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "benchmarks"))
@@ -36,6 +40,7 @@ def main() -> None:
     ap.add_argument("--src", type=Path, default=REPO / "src")
     ap.add_argument("--calls", type=int, default=20)
     ap.add_argument("--seed", type=int, default=20)
+    ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--out", type=Path)
     args = ap.parse_args()
     files = subprocess.run(
@@ -43,6 +48,25 @@ def main() -> None:
     ).stdout.splitlines()
     tasks = tasks_for(files, args.calls, args.seed)
     sides = {"this": (args.root, args.src), "baseline": (args.baseline_root, args.baseline_src)}
+    docs = []
+    for run in range(1, args.runs + 1):
+        if args.runs > 1:
+            print(f"run {run}", flush=True)
+        docs.append(one_run(tasks, sides))
+    if args.runs > 1:
+        for side in ("this", "baseline"):
+            p95s = [p95(d["wall"][side]) * 1000 for d in docs]
+            p50s = [statistics.median(d["wall"][side]) * 1000 for d in docs]
+            print(
+                f"{side}: median of {args.runs} runs: wall p95 {statistics.median(p95s):.0f} ms "
+                f"({min(p95s):.0f}-{max(p95s):.0f}), wall p50 {statistics.median(p50s):.0f} ms"
+            )
+    if args.out is not None:
+        args.out.write_text(json.dumps(docs[0] if args.runs == 1 else docs), encoding="utf-8")
+
+
+def one_run(tasks: list[str], sides: dict[str, tuple[Path, Path]]) -> dict[str, Any]:
+    """One alternation (two rounds, the sides swapped between them); prints its figures."""
     wall: dict[str, list[float]] = {"this": [], "baseline": []}
     cpu: dict[str, list[float]] = {"this": [], "baseline": []}
     load0 = os.getloadavg()[0]
@@ -63,9 +87,12 @@ def main() -> None:
             f"({len(w)} calls)",
             flush=True,
         )
-    if args.out is not None:
-        doc = {"tasks": tasks, "wall": wall, "cpu": cpu, "load": [load0, load1]}
-        args.out.write_text(json.dumps(doc), encoding="utf-8")
+        slow = sorted(range(len(w)), key=lambda k: -w[k])[:3]
+        print(
+            "  slowest: "
+            + "; ".join(f"{w[k] * 1000:.0f}/{c[k] * 1000:.0f} ms {tasks[k][:40]}" for k in slow)
+        )
+    return {"tasks": tasks, "wall": wall, "cpu": cpu, "load": [load0, load1]}
 
 
 if __name__ == "__main__":

@@ -332,3 +332,20 @@ def test_span_frames_read_from_symbol_lines_match_the_full_symbols(tmp_path: Pat
                 assert part.frame == want
             assert any(part.frame for part in layout.parts)
         assert store.symbol_lines("missing.py") == {}
+
+
+def test_layout_parts_are_made_as_read_and_kept_from_the_second_read() -> None:
+    raw = [
+        (0, 7, 1, 9, None, "module", 40, ((1, 2),), (), None, True, True),
+        (1, 8, 3, 9, "Pool.drain", "method", 30, ((3, 9),), (3,), ("drain", "pool"), False, False),
+    ]
+    parts = locate._Parts(raw)
+    assert len(parts) == 2 and bool(parts)
+    first = list(parts)
+    assert first[1].chunk == locate._Bare(8, 3, 9, "Pool.drain", "method", 30)
+    assert first[1].parts == frozenset({"drain", "pool"}) and first[0].parts is None
+    assert parts._made is None  # read once: nothing kept
+    second = list(parts)
+    assert second == first and parts._made is not None  # read again: kept
+    assert list(parts)[1] is second[1] and parts[1] is second[1] and parts[0:1] == (first[0],)
+    assert parts == locate._Parts(raw)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from codelibrarian.api import Librarian
@@ -146,21 +146,30 @@ def test_focus_excerpt_keeps_the_most_windows_that_fit(tok: Tokenizer) -> None:
         assert got == best, cap
 
 
-_PIECES = ("read", "Timeout", "HTTP", "header_", "x", "İ", "ς", "Σ", " ", "_", ".", "(", "7", "é")
+_PIECES = ("read", "Timeout", "HTTP", "header_", "x", "İ", "ς", "Σ", " ", "_", ".", "(", "7")
+_PIECES += ("é", "X7", "12", "aB")
+#: an ASCII file is searched by the identifiers around each place a word occurs
+_ASCII_PIECES = tuple(p for p in _PIECES if p.isascii())
+_WANTED = ("read", "timeout", "http", "header", "readtimeout", "x", "é", "", "7", "x7", "_")
+_WANTED += ("7x", "d(", "12", "2x", "ab", "b", "a_b", "d.")
 
 
 @given(
-    rows=st.lists(st.lists(st.sampled_from(_PIECES), max_size=12).map("".join), max_size=12),
-    wanted=st.lists(
-        st.sampled_from(("read", "timeout", "http", "header", "readtimeout", "x", "é", "")),
-        max_size=5,
+    rows=st.sampled_from((_PIECES, _ASCII_PIECES)).flatmap(
+        lambda pieces: st.lists(
+            st.lists(st.sampled_from(pieces), max_size=14).map("".join), max_size=12
+        )
     ),
+    wanted=st.lists(st.sampled_from(_WANTED), max_size=5),
 )
+@example(rows=["12x = x7 + 7x7", "aB_b.x12"], wanted=["12", "7", "x7", "b", "x"])
+@settings(max_examples=300)
 def test_the_words_of_a_task_are_found_as_the_whole_table_finds_them(
     rows: list[str], wanted: list[str]
 ) -> None:
     # the focus reads only the lines holding a wanted word: the same lines, per word,
-    # as the whole-file table, whatever the case and non-ASCII characters around them
+    # as the whole-file table, whatever the case and non-ASCII characters around them,
+    # digits leading a run, a word twice in one identifier or across two
     whole = word_lines(rows)
     want = {w.lower() for w in wanted}
     assert word_lines_of(rows, wanted) == {w: v for w, v in whole.items() if w in want}

@@ -23,7 +23,7 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 from ..errors import IndexBusy, IndexCorrupt, NotFound
 from ..workspace.private import private_touch
@@ -65,6 +65,51 @@ COMMON_SHARE = (1, 4)
 COMMON_ROWS = 20_000
 #: document frequencies a store remembers (per index generation) before starting again
 _DF_MEMO_MAX = 50_000
+#: most (chunk, score) pairs a store remembers for the terms it read (16 bytes each)
+_TERM_MEMO_ROWS = 2_000_000
+#: reading a term's scores costs about this much more per row than scoring it inside
+#: the whole query (numerator, denominator: 1.2-1.5 measured at 20,000 files, summing included)
+_READ_COST = (3, 2)
+#: most rows a query reads term by term when some of its terms are not remembered: a
+#: heavier query goes to FTS5 whole, so reading never makes a slow call slower
+_READ_ROWS = 25_000
+#: chunk ids up to this many times the rows being summed are summed in a dense array
+_DENSE_SPAN = 8
+
+
+def _best_rows(parts: Sequence[tuple[Any, Any]], k: int) -> list[tuple[int, float]]:
+    """The ``k`` best ``(chunk id, score)`` by score descending, then id, where a chunk's
+    score is its terms' scores added from 0.0 in the order of ``parts``: FTS5's order of
+    addition, so the float is FTS5's to the last bit (a term a chunk lacks adds 0.0
+    there, which changes no sum)."""
+    import numpy as np
+
+    parts = [(ids, s) for ids, s in parts if len(ids)]
+    if not parts or k <= 0:
+        return []
+    size = sum(len(ids) for ids, _ in parts)
+    top = max(int(ids[-1]) for ids, _ in parts)
+    if top < _DENSE_SPAN * size + 1024:
+        total = np.zeros(top + 1, dtype=np.float64)
+        seen = np.zeros(top + 1, dtype=bool)
+        for ids, s in parts:
+            total[ids] += s  # ids are distinct within a term: one addition per chunk
+            seen[ids] = True
+        rows = np.flatnonzero(seen)
+        scores = total[rows]
+    else:
+        rows, inverse = np.unique(np.concatenate([ids for ids, _ in parts]), return_inverse=True)
+        scores = np.zeros(len(rows), dtype=np.float64)
+        at = 0
+        for ids, s in parts:
+            scores[inverse[at : at + len(ids)]] += s
+            at += len(ids)
+    if len(rows) > k:
+        kth = np.partition(-scores, k - 1)[k - 1]
+        keep = -scores <= kth  # every row tied with the k-th too: ids decide below
+        rows, scores = rows[keep], scores[keep]
+    order = np.lexsort((rows, -scores))[:k]
+    return list(zip(rows[order].tolist(), scores[order].tolist(), strict=True))
 
 
 def index_path(root: Path) -> Path:
@@ -168,6 +213,11 @@ class SqliteStore:
         self._df: dict[str, int] = {}
         self._df_gen: int | None = None
         self._df_total = 0
+        #: each term read this generation: its chunk ids (ascending) and scores
+        self._term_memo: dict[str, tuple[Any, Any]] = {}
+        self._term_memo_rows = 0
+        #: the terms searched this generation (a term searched again is worth reading)
+        self._searched: set[str] = set()
         #: symbol name -> name parts, kept during ``bulk_load`` only (see ``symbol_part_rows``)
         self._name_parts: dict[str, frozenset[str]] | None = None
         #: the index has no ``layouts`` table (an older one, opened read-only)
@@ -417,6 +467,14 @@ class SqliteStore:
         common = set(self._common(terms))
         if len(common) < len(terms):
             terms = [t for t in terms if t not in common]
+        if self._read_terms(terms):
+            best = self._best_by_term(terms, limit * 4 + 50)
+            if best is not None:
+                return self._hits(best, limit)
+        return self._search_fts(terms, limit)
+
+    def _search_fts(self, terms: Sequence[str], limit: int) -> list[ChunkHit]:
+        """:meth:`search` as one FTS5 query of ``terms`` (what the summed path equals)."""
         match = " OR ".join(f'"{t}"' for t in terms)
         w = ", ".join(str(x) for x in _BM25_WEIGHTS)
         # over-fetch, then order by the integer score with total tie-breaks; the best
@@ -437,6 +495,101 @@ class SqliteStore:
         hits.sort(key=lambda h: (-h.score, h.path, h.start_line, h.end_line, h.chunk_id))
         return hits[:limit]
 
+    def _read_terms(self, terms: Sequence[str]) -> bool:
+        """Whether to sum the query from each term's own scores (:meth:`_best_by_term`)
+        rather than have FTS5 score the whole query.
+
+        A chunk's ``bm25`` is FTS5's sum of one addend per term, in query order, each
+        depending on that term alone; a one-term query returns exactly that addend. So
+        a term's scores, once read, serve every later query of the generation that
+        names it. Reading costs :data:`_READ_COST` times scoring a row inside the whole
+        query, so a query is summed when the rows of its remembered terms, and of its
+        terms searched before (likely to come again: read once, then remembered), pay
+        for the extra cost of reading its terms never searched before, and when it
+        reads at most :data:`_READ_ROWS` rows: the reads are paid by light calls, and
+        a heavy call (a term in a fifth of the chunks, first seen) costs what it did.
+        A one-call process sees every term once: its queries go to FTS5 whole, as
+        they always did. Only where :meth:`_common` counted the terms' rows (more
+        chunks than :data:`COMMON_ROWS`; below that a whole query costs little).
+        """
+        df = self._df
+        if self._df_total <= COMMON_ROWS or any(t not in df for t in terms):
+            return False
+        kept = again = fresh = 0
+        for t in terms:
+            if t in self._term_memo:
+                kept += df[t]
+            elif t in self._searched:
+                again += df[t]
+            else:
+                fresh += df[t]
+        if len(self._searched) > _DF_MEMO_MAX:
+            self._searched.clear()
+        self._searched.update(terms)
+        num, den = _READ_COST
+        return (
+            kept + again > 0
+            and again + fresh <= _READ_ROWS
+            and fresh * num <= (kept + again + fresh) * den
+        )
+
+    def _best_by_term(self, terms: Sequence[str], k: int) -> list[tuple[int, float]] | None:
+        """The ``k`` best ``(chunk id, score)`` of the query of ``terms``, best first
+        (then by id), each score summed from the terms' own in query order: FTS5's
+        float to the last bit. None when a commit landed while the terms were read."""
+        gen = self._df_gen
+        parts = [self._term_scores(t) for t in terms]
+        if self.generation() != gen:  # the terms straddle a commit: one query instead
+            self._term_memo.clear()
+            self._term_memo_rows = 0
+            return None
+        return _best_rows(parts, k)
+
+    def _term_scores(self, term: str) -> tuple[Any, Any]:
+        """The chunks matching ``term`` (ascending ids) and the term's BM25 in each,
+        remembered for the generation (least recently used out beyond
+        :data:`_TERM_MEMO_ROWS` rows in all)."""
+        import numpy as np  # imported on use, as the graph code does
+
+        got = self._term_memo.pop(term, None)
+        if got is None:
+            w = ", ".join(str(x) for x in _BM25_WEIGHTS)
+            rows = self._conn.execute(
+                f"SELECT rowid, bm25(chunks_fts, {w}) FROM chunks_fts "
+                "WHERE chunks_fts MATCH ? ORDER BY rowid",
+                (f'"{term}"',),
+            ).fetchall()
+            ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+            neg = np.fromiter((r[1] for r in rows), dtype=np.float64, count=len(rows))
+            got = (ids, -neg)
+            self._term_memo_rows += len(rows)
+            while self._term_memo_rows > _TERM_MEMO_ROWS and self._term_memo:
+                oldest = next(iter(self._term_memo))
+                self._term_memo_rows -= len(self._term_memo.pop(oldest)[0])
+        self._term_memo[term] = got  # most recently used last
+        return got
+
+    def _hits(self, best: Sequence[tuple[int, float]], limit: int) -> list[ChunkHit]:
+        """The hits of the best ``(chunk id, score)`` rows as :meth:`_search_fts` gives
+        them: joined to their chunk and file, ordered by integer score and place."""
+        found: dict[int, tuple[str, int, int, str | None, str, int]] = {}
+        for at in range(0, len(best), 500):  # bounded parameter lists
+            group = [i for i, _ in best[at : at + 500]]
+            marks = ", ".join("?" * len(group))
+            for r in self._conn.execute(
+                "SELECT c.id, f.path, c.start_line, c.end_line, c.symbol, c.kind, c.tokens "
+                f"FROM chunks c JOIN files f ON f.id = c.file_id WHERE c.id IN ({marks})",
+                group,
+            ):
+                found[int(r[0])] = (r[1], r[2], r[3], r[4], r[5], r[6])
+        hits = [
+            ChunkHit(i, *found[i][:5], round(score * 1000), found[i][5])
+            for i, score in best
+            if i in found
+        ]
+        hits.sort(key=lambda h: (-h.score, h.path, h.start_line, h.end_line, h.chunk_id))
+        return hits[:limit]
+
     def common_terms(self, query: str) -> list[str]:
         """The terms of ``query`` that :meth:`search` leaves out, sorted: each found in
         more than :data:`COMMON_SHARE` of the chunks and more than :data:`COMMON_ROWS`
@@ -451,6 +604,9 @@ class SqliteStore:
         gen = self.generation()
         if gen != self._df_gen or len(self._df) > _DF_MEMO_MAX:
             self._df.clear()
+            self._term_memo.clear()
+            self._term_memo_rows = 0
+            self._searched.clear()
             self._df_gen = gen
             self._df_total = int(self._conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
         if self._df_total <= COMMON_ROWS:

@@ -38,7 +38,7 @@ import sys
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, overload
 
 from ..index import layouts as stored_layouts
 from ..index.records import Chunk, ChunkHit
@@ -692,6 +692,69 @@ class _WordTable(Mapping[str, int]):
         return len(self._masks)
 
 
+class _Parts(Sequence[_Part]):
+    """A layout's parts, kept as the plain tuples the index stores (``_RawPart``) and made
+    into :class:`_Part` as they are read.
+
+    A warm process keeps the layout of every file it ranked, and most are ranked once.
+    Kept as named tuples, a file's parts (with their chunks and name-part sets: three
+    containers a part) stay in the cycle collector's care for the life of the process,
+    and its full passes, which walk every such container, grew with each call (at 20,000
+    files, ~30,000 of them after ten tasks: ~40% of a full pass, and the growth that
+    sets off the next one). Plain tuples of plain values leave its care at its next
+    young pass; a ranking makes each part once (~1 us) and drops it when done. A file
+    ranked a second time (a session's repeated task) keeps its made parts from then on:
+    few files are, and they are read again."""
+
+    __slots__ = ("_made", "_raw", "_reads")
+
+    def __init__(self, raw: Sequence[_RawPart]) -> None:
+        self._raw = tuple(raw)
+        self._made: tuple[_Part, ...] | None = None
+        self._reads = 0
+
+    def __len__(self) -> int:
+        return len(self._raw)
+
+    @overload
+    def __getitem__(self, k: int) -> _Part: ...
+    @overload
+    def __getitem__(self, k: slice) -> tuple[_Part, ...]: ...
+    def __getitem__(self, k: int | slice) -> _Part | tuple[_Part, ...]:
+        if self._made is not None:
+            return self._made[k]
+        if isinstance(k, slice):
+            return tuple(map(_part, self._raw[k]))
+        return _part(self._raw[k])
+
+    def __iter__(self) -> Iterator[_Part]:
+        if self._made is None:
+            self._reads += 1
+            if self._reads < 2:
+                return map(_part, self._raw)
+            self._made = tuple(map(_part, self._raw))
+        return iter(self._made)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, _Parts):
+            return tuple(self) == tuple(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # compared by value, like a list
+
+
+def _part(raw: _RawPart) -> _Part:
+    pos, cid, start, end, symbol, kind, tokens, own, frame, names, head, container = raw
+    # the named tuples made as their own ``__new__`` makes them, without its Python frame
+    # (a ranking makes one per part of every file it ranks)
+    chunk = _new_tuple(_Bare, (cid, start, end, symbol, kind, tokens))
+    name_set = None if names is None else frozenset(names)
+    return _new_tuple(_Part, (pos, chunk, own, frame, name_set, head, container))
+
+
+_new_tuple = tuple.__new__
+
+
 @dataclass(frozen=True, slots=True)
 class _Layout:
     """A file's chunks in line order (with their own line ranges and frames), and its
@@ -700,7 +763,7 @@ class _Layout:
     warm process keeps thousands of layouts, and a class chunk repeats its methods'
     words. Built here, the table is a dict; read from the index, a :class:`_WordTable`."""
 
-    parts: tuple[_Part, ...]
+    parts: _Parts
     words: Mapping[str, int]
 
 
@@ -733,21 +796,6 @@ def _raw_layout(rows: Sequence[Chunk], starts_of: Mapping[str, int]) -> _RawLayo
     return stored_layouts.raw_layout(rows, starts_of, split=_parts, keep=sys.intern)
 
 
-def _parts_of(path: str, parts: Iterable[_RawPart]) -> tuple[_Part, ...]:
-    return tuple(
-        _Part(
-            pos,
-            _Bare(cid, start, end, symbol, kind, tokens),
-            own,
-            frame,
-            None if names is None else frozenset(names),
-            head,
-            container,
-        )
-        for pos, cid, start, end, symbol, kind, tokens, own, frame, names, head, container in parts
-    )
-
-
 def _built(store: Storage, path: str, rows: Sequence[Chunk]) -> _RawLayout:
     # where each symbol name starts: a member's frame is its owner's first line
     return _raw_layout(rows, store.symbol_lines(path) if rows else {})
@@ -764,7 +812,7 @@ def _stored(store: Storage, path: str) -> _Layout | None:
         parts, joined, masks = raw
         if not (isinstance(joined, str) and isinstance(masks, tuple)):
             return None
-        return _Layout(_parts_of(path, parts), _WordTable(joined, masks))
+        return _Layout(_Parts(parts), _WordTable(joined, masks))
     except (TypeError, ValueError):
         return None  # not a layout of this format after all: build it
 
@@ -777,7 +825,7 @@ def _layout(store: Storage, path: str, chunks: Sequence[Chunk] | None) -> _Layou
         return stored
     rows = list(chunks) if chunks is not None else store.chunks_for(path)
     parts, words = _built(store, path, rows)
-    return _Layout(_parts_of(path, parts), words)
+    return _Layout(_Parts(parts), words)
 
 
 def warm_layout(store: Storage, path: str, shared: dict[str, Any]) -> int:

@@ -28,7 +28,7 @@ from itertools import accumulate
 from operator import add
 
 from ..composer.excerpt import render_excerpt
-from ..index.tokenize import name_parts
+from ..index.tokenize import identifier_parts, name_parts
 from ..tokens import Tokenizer
 
 __all__ = [
@@ -46,6 +46,11 @@ __all__ = [
 #: lines shown either side of a focus line when an excerpt is cut to windows
 WINDOW = 3
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: a run of the characters an identifier is made of, and a word made only of them
+_RUN = re.compile(r"[A-Za-z0-9_]*")
+_PIECE = re.compile(r"[a-z0-9_]+")
+_WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
+_DIGITS = frozenset("0123456789")
 
 Excerpt = tuple[tuple[int, str], ...]
 
@@ -173,24 +178,64 @@ def word_lines_of(rows: Sequence[str], wanted: Iterable[str]) -> dict[str, tuple
     """:func:`word_lines` of ``rows`` kept to the ``wanted`` words (lower-cased), without
     reading every line's identifiers.
 
-    Every word a line names is an ASCII identifier lower-cased, or a piece of one, so
-    it is a substring of the line lower-cased: the lines holding a wanted word as a
-    substring (found by a search over the whole text, in C) are the only ones read
-    as :func:`word_lines` reads them. A task's focus needs a few words of a file, and
-    this costs a few searches of it instead of splitting all its identifiers.
+    Every word a line names is an identifier lower-cased, or a piece of one, so it is a
+    substring of the line lower-cased. In an ASCII file each place a wanted word occurs
+    (found by a search over the whole text, in C) lies in at most one identifier, the
+    run of word characters around it less its leading digits; only that identifier is
+    split, and the word counts for its line when it is one of the identifier's words.
+    A task's focus needs a few words of a file: this costs a few searches and a split
+    of the identifiers that hold them, not a split of every identifier on their lines
+    (a common word such as ``path`` is on thousands of lines of a large file).
     """
     want = frozenset(w.lower() for w in wanted)
     if not want or not rows:
         return {}
     text = "\n".join(rows)
-    if text.isascii():
-        low = text.lower()
-        # lower-casing ASCII keeps every offset: line starts from the rows' lengths
-        starts = _starts(rows)
-    else:
-        lows = [r.lower() for r in rows]  # a few characters lower to two
-        low = "\n".join(lows)
-        starts = _starts(lows)
+    if not text.isascii():
+        return _word_lines_by_line(rows, want)
+    # lower-casing ASCII keeps every offset: line starts from the rows' lengths
+    low = text.lower()
+    starts = _starts(rows)
+    found: dict[str, tuple[int, ...]] = {}
+    for word in want:
+        # a word holding a character no identifier holds is nobody's word
+        if not _PIECE.fullmatch(word):
+            continue
+        lines: list[int] = []
+        at = low.find(word)
+        while at != -1:
+            begin = at
+            while begin and low[begin - 1] in _WORD_CHARS:
+                begin -= 1
+            run = _RUN.match(low, at)  # the word's own characters at least
+            end = run.end() if run is not None else at + len(word)
+            head = begin
+            while head < at and low[head] in _DIGITS:
+                head += 1
+            if head < at or low[head] not in _DIGITS:
+                # the occurrence is inside the identifier text[head:end] (a leading
+                # digit at ``at`` itself means the identifier starts further on)
+                # its words: itself lower-cased and its parts (``name_parts`` of a name
+                # without dots), read from the split's cache of plain tuples
+                if word == low[head:end] or word in identifier_parts(text[head:end]):
+                    number = bisect_right(starts, at)  # 1-based: starts[number - 1] <= at
+                    lines.append(number)
+                    at = low.find(word, starts[number])  # on to the next line
+                    continue
+                at = low.find(word, end)  # the same identifier, the same answer
+            else:
+                at = low.find(word, at + 1)
+        if lines:
+            found[word] = tuple(lines)
+    return found
+
+
+def _word_lines_by_line(rows: Sequence[str], want: frozenset[str]) -> dict[str, tuple[int, ...]]:
+    """:func:`word_lines_of` for a text with non-ASCII characters (lower-casing may change
+    its length): the lines holding a wanted word as a substring are read whole."""
+    lows = [r.lower() for r in rows]  # a few characters lower to two
+    low = "\n".join(lows)
+    starts = _starts(lows)
     seen: set[int] = set()
     for word in want:
         if not word:
