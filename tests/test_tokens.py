@@ -23,6 +23,7 @@ from codelibrarian.tokens import (
     ScaledTokenizer,
     Tokenizer,
     count_joined,
+    count_pieces,
     encoding_for_model,
     fit_prefix,
     get_tokenizer,
@@ -312,13 +313,13 @@ def test_a_joined_count_from_pieces_is_the_whole_texts_count(parts: list[str], s
 def test_a_joined_count_cuts_only_where_no_token_spans(monkeypatch: pytest.MonkeyPatch) -> None:
     tok = BpeTokenizer()
     counted: list[str] = []
-    real = tok.count
+    real = tok.count_pieces
 
     def spy(text: str) -> int:
         counted.append(text)
         return real(text)
 
-    monkeypatch.setattr(tok, "count", spy)
+    monkeypatch.setattr(tok, "count_pieces", spy)
     blocks = ["## a.py\nx = 1\n", "// b.js\nlet y\n", "  indented\n", "## c.py\nz = 3\n"]
     assert tok.count_joined(blocks, "\n\n") == real("\n\n".join(blocks))
     # cut before "## c.py" only: "//" and leading spaces could join the piece before
@@ -326,3 +327,99 @@ def test_a_joined_count_cuts_only_where_no_token_spans(monkeypatch: pytest.Monke
         "## a.py\nx = 1\n\n\n// b.js\nlet y\n\n\n  indented\n\n\n",
         "## c.py\nz = 3\n",
     ]
+
+
+# --- counting a text from its pieces --------------------------------------------------
+
+_UNICODE_SPACE = st.sampled_from(["\u00a0", "\u2028", "\u3000", "\x0b", "\x0c", "\x85", "\x1c"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(_TRICKY, _UNICODE_SPACE, st.just("\u22ee")), max_size=40))
+def test_a_count_from_pieces_is_the_whole_texts_count(parts: list[str]) -> None:
+    text = "".join(parts)
+    for encoding in ENCODINGS:
+        tok = BpeTokenizer(encoding)
+        whole = _reference_count(encoding, text)
+        assert tok.recount(text) == whole
+        assert tok.count_pieces(text) == whole
+        assert tok.count_pieces(text) == whole  # again, from the cache
+        # the pieces are remembered: a text made of known pieces plus one new is exact too
+        assert tok.count_pieces(text + "\nz = 1\n") == _reference_count(
+            encoding, text + "\nz = 1\n"
+        )
+    scaled = ScaledTokenizer(BpeTokenizer(), 1350)
+    assert count_pieces(scaled, text) == scaled.count(text) == scaled.recount(text)
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_a_count_from_pieces_is_exact_on_real_source(encoding: str) -> None:
+    tok = BpeTokenizer(encoding)
+    for _, text in _corpus():
+        assert tok.count_pieces(text) == _reference_count(encoding, text)
+
+
+def test_a_piece_starts_where_the_pretokenizer_starts_one() -> None:
+    """Every cut point is a boundary of the backend's own pre-tokens, on real source."""
+    from codelibrarian.tokens import _PIECE_START, _encoder
+
+    checked = 0
+    for encoding in ENCODINGS:
+        enc = _encoder(encoding)
+        for _, text in _corpus()[:60]:
+            bounds = set()
+            at = 0
+            for token in enc.pretokenize(text):
+                at += len(token)
+                bounds.add(at)
+            assert at == len(text)
+            cuts = {m.end() for m in _PIECE_START.finditer(text)}
+            assert cuts <= bounds
+            checked += len(cuts)
+    assert checked > 1000
+
+
+def test_the_cut_pattern_is_the_whitespace_rule() -> None:
+    """``[^\\s/]`` after a newline is exactly ``not ch.isspace() and ch != "/"``."""
+    from codelibrarian.tokens import _PIECE_START
+
+    for code in range(0x110000):
+        ch = chr(code)
+        if 0xD800 <= code <= 0xDFFF:
+            continue
+        cut = _PIECE_START.search("a\n" + ch) is not None
+        assert cut == (not ch.isspace() and ch != "/"), hex(code)
+
+
+def test_pieces_are_counted_once_and_the_check_counts_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from codelibrarian import tokens
+
+    tok = BpeTokenizer()
+    seen: list[str] = []
+    real = tokens._backend_count
+
+    def spy(enc: object, text: str, limit: int | None) -> int | None:
+        seen.append(text)
+        return real(enc, text, limit)
+
+    monkeypatch.setattr(tokens, "_backend_count", spy)
+    block = "### a.py:1-9\n```python\nclass A:\n\u22ee\n    def f(self):\n        return 1\n```"
+    assert tok.count_pieces(block) == _reference_count("o200k_base", block)
+    assert seen == [
+        "### a.py:1-9\n",
+        "```python\n",
+        "class A:\n",
+        "\u22ee\n    def f(self):\n        return 1\n",
+        "```",
+    ]
+    seen.clear()
+    # another block showing the same excerpt: only its header is new
+    other = block.replace("1-9", "1-12")
+    assert tok.count_pieces(other) == _reference_count("o200k_base", other)
+    assert seen == ["### a.py:1-12\n"]
+    seen.clear()
+    # the whole-text check never comes from the cache or from pieces
+    assert tok.recount(other) == tok.count_pieces(other)
+    assert seen == [other]

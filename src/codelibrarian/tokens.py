@@ -33,6 +33,7 @@ __all__ = [
     "ScaledTokenizer",
     "Tokenizer",
     "count_joined",
+    "count_pieces",
     "encoding_for_model",
     "fit_prefix",
     "get_tokenizer",
@@ -209,6 +210,26 @@ def _encoder(encoding: str) -> Any:
         return enc
 
 
+#: a text of at most this many characters per token of its limit is counted whole
+#: (Python source runs about four characters a token)
+_WHOLE_CHARS_PER_TOKEN = 4
+
+
+def _backend_count(enc: Any, text: str, limit: int | None) -> int | None:
+    """The backend's count of ``text``, or None when ``limit`` is given and passed.
+
+    The backend's bounded count stops once past the limit but runs about 1.5x the
+    time of a plain count per token, so a text that is likely within the limit (by
+    its length) is counted whole and compared: the same answer either way, only the
+    time differs.
+    """
+    if limit is None or len(text) <= limit * _WHOLE_CHARS_PER_TOKEN:
+        got: int = enc.count(text)
+        return got if limit is None or got <= limit else None
+    bounded: int | None = enc.count_till_limit(text, limit)
+    return bounded
+
+
 def _clean(text: str) -> str:
     """Lone surrogates cannot cross into Rust; replace them as bpe-openai does."""
     try:
@@ -264,14 +285,68 @@ class BpeTokenizer:
         if not text:
             return 0
         if not self._remembers:
-            bounded: int | None = _encoder(self._encoding).count_till_limit(_clean(text), limit)
-            return bounded
-        key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+            return _backend_count(_encoder(self._encoding), _clean(text), limit)
+        key = _key(text)
         with self._lock:
             hit = self._cache.get(key)
         if hit is not None:
             return hit if hit <= limit else None
-        got: int | None = _encoder(self._encoding).count_till_limit(_clean(text), limit)
+        return self._count_new(text, key, limit)
+
+    def count_pieces(self, text: str) -> int:
+        """The exact count of ``text``: from the cache, else summed from the counts of
+        its pieces, each from the cache or counted and kept.
+
+        A piece ends at a newline followed by neither whitespace nor ``/``: no token
+        spans such a point (see :meth:`count_joined`), so the sum is the count of the
+        whole. A block of a pack repeats the pieces of the excerpts it shows (an
+        excerpt's elision marks and unindented lines start pieces), so a block new to
+        the render encodes only the pieces new to it: its header, and runs that
+        joined another. The whole text's count is kept too.
+        """
+        if not text:
+            return 0
+        if not self._remembers:
+            return self.count(text)
+        key = _key(text)
+        hit = self._cache.get(key)  # one call in C: no lock needed to read
+        if hit is not None:
+            return hit
+        total = self._sum_pieces(text)
+        self._remember(key, total)
+        return total
+
+    def recount(self, text: str) -> int:
+        """The count of ``text`` encoded whole, never from the cache or from pieces: the
+        check a count summed from pieces is held to."""
+        if not text:
+            return 0
+        exact = _backend_count(_encoder(self._encoding), _clean(text), None)
+        assert exact is not None
+        return exact
+
+    def _sum_pieces(self, text: str) -> int:
+        """The sum of the counts of ``text``'s pieces, each from the cache or counted
+        and kept."""
+        cuts = [m.end() for m in _PIECE_START.finditer(text)]
+        cuts.append(len(text))
+        total = 0
+        start = 0
+        for end in cuts:
+            piece = text[start:end]
+            start = end
+            key = _key(piece)
+            hit = self._cache.get(key)  # one call in C: no lock needed to read
+            if hit is None:
+                hit = self._count_new(piece, key, None)
+                assert hit is not None
+            total += hit
+        return total
+
+    def _count_new(self, text: str, key: bytes, limit: int | None) -> int | None:
+        """Count ``text`` with the backend (up to ``limit`` when given) and keep an exact
+        answer under ``key``."""
+        got = _backend_count(_encoder(self._encoding), _clean(text), limit)
         if got is not None:
             self._remember(key, got)
         return got
@@ -288,7 +363,7 @@ class BpeTokenizer:
         if not self._remembers:
             exact: int = _encoder(self._encoding).count(_clean(text))
             return exact
-        key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        key = _key(text)
         with self._lock:
             hit = self._cache.get(key)
             if hit is not None:
@@ -307,8 +382,9 @@ class BpeTokenizer:
         token spans two pieces. So the text is cut just before each part that
         starts with such a character when what precedes it ends with a newline, and
         the count of the whole is the sum of the cut pieces' counts. Each piece's
-        count is cached: a render loop that changes one block of a pack counts only
-        that block's piece again, not the whole pack.
+        count is cached (:meth:`count_pieces`, which cuts a piece not met before at
+        its own inner points): a render loop that changes one block of a pack counts
+        only that block's piece again, and of it only what is new.
         """
         total = 0
         piece: list[str] = []
@@ -318,16 +394,26 @@ class BpeTokenizer:
                 piece.append(sep)
                 after_newline = sep.endswith("\n")
             if part and after_newline and _starts_piece(part[0]):
-                total += self.count("".join(piece))
+                total += self.count_pieces("".join(piece))
                 piece = []
             if part:
                 piece.append(part)
                 after_newline = part.endswith("\n")
-        return total + self.count("".join(piece))
+        return total + self.count_pieces("".join(piece))
 
 
 def _starts_piece(char: str) -> bool:
     return not char.isspace() and char != "/"
+
+
+#: where a piece starts: just after a newline followed by neither whitespace nor ``/``
+#: (``[^\s/]`` is ``not ch.isspace() and ch != "/"``: both use Unicode's whitespace)
+_PIECE_START = re.compile(r"\n(?=[^\s/])")
+
+
+def _key(text: str) -> bytes:
+    """The cache key of a text: a digest, so the cache holds no source text."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 def count_joined(tokenizer: Tokenizer, parts: Sequence[str], sep: str) -> int:
@@ -338,6 +424,16 @@ def count_joined(tokenizer: Tokenizer, parts: Sequence[str], sep: str) -> int:
         result: int = joined(parts, sep)
         return result
     return tokenizer.count(sep.join(parts))
+
+
+def count_pieces(tokenizer: Tokenizer, text: str) -> int:
+    """``tokenizer.count(text)``, summed from remembered pieces where the tokenizer
+    allows (:meth:`BpeTokenizer.count_pieces`), else by counting the text."""
+    pieces = getattr(tokenizer, "count_pieces", None)
+    if pieces is not None and isinstance(tokenizer, BpeTokenizer | ScaledTokenizer):
+        result: int = pieces(text)
+        return result
+    return tokenizer.count(text)
 
 
 class ScaledTokenizer:
@@ -364,6 +460,14 @@ class ScaledTokenizer:
         """``count(sep.join(parts))``: the base count is exact from its pieces, and the
         factor is applied once to the whole (a ceiling per piece would over-count)."""
         return -(-self._base.count_joined(parts, sep) * self._factor // 1000)
+
+    def count_pieces(self, text: str) -> int:
+        """``count(text)`` from the base's pieces, the factor applied once to the sum."""
+        return -(-self._base.count_pieces(text) * self._factor // 1000)
+
+    def recount(self, text: str) -> int:
+        """``count(text)`` with the base's text encoded whole (:meth:`BpeTokenizer.recount`)."""
+        return -(-self._base.recount(text) * self._factor // 1000)
 
 
 _TOKENIZERS: dict[tuple[str, int], Tokenizer] = {}
