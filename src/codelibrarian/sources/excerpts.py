@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from itertools import accumulate
 from operator import add
 
-from ..composer.excerpt import render_excerpt
+from ..composer.excerpt import prefix_ends, render_excerpt
 from ..index.tokenize import name_parts
 from ..tokens import Tokenizer
 
@@ -118,7 +118,8 @@ def fit_excerpt(
     kept = frozenset(keep)
     prose = prose_lines(lines)
     code = tuple(x for x in lines if x[0] not in prose or x[0] in kept)
-    if _fits(tokenizer, render_excerpt(code), cap):
+    whole = render_excerpt(code)
+    if _fits(tokenizer, whole, cap):
         # put back as much prose as fits, in line order
         extra = [x for x in lines if x[0] in prose and x[0] not in kept]
         lo, hi = 0, len(extra)
@@ -131,10 +132,19 @@ def fit_excerpt(
                 hi = mid - 1
         return tuple(sorted((*code, *extra[:lo])))
     lo, hi = 0, len(code)
+    # a trial of ``mid`` lines at least past the last kept one is ``code[:mid]``, whose
+    # rendering is a prefix of the whole code's (``prefix_ends``)
+    ends = prefix_ends(code)
+    past_kept = max((i + 1 for i, x in enumerate(code) if x[0] in kept), default=0)
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        trial = tuple(x for i, x in enumerate(code) if i < mid or x[0] in kept)
-        if _fits(tokenizer, render_excerpt(trial), cap):
+        if mid >= past_kept:
+            rendered = whole[: ends[mid]]
+        else:
+            rendered = render_excerpt(
+                tuple(x for i, x in enumerate(code) if i < mid or x[0] in kept)
+            )
+        if _fits(tokenizer, rendered, cap):
             lo = mid
         else:
             hi = mid - 1

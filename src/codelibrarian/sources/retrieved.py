@@ -56,6 +56,7 @@ from ..query.locate import Span, Stage
 from .base import PLACEHOLDER, SourceContext, clamp
 from .excerpts import (
     Excerpt,
+    _fits,
     fit_excerpt,
     focus_excerpt,
     focus_from_index,
@@ -244,13 +245,15 @@ def _excerpt_candidate(
     discriminator: str = "",
     relevance: int,
     specificity: int = 600,
+    content: str | None = None,
 ) -> Candidate:
-    """A candidate showing ``fitted`` lines of ``path`` (risk 300, the file's recency)."""
+    """A candidate showing ``fitted`` lines of ``path`` (risk 300, the file's recency);
+    ``content``: their rendering, when the caller has it already."""
     return ctx.candidate(
         kind=kind,
         lane="retrieved",
         path=path,
-        content=render_excerpt(fitted),
+        content=render_excerpt(fitted) if content is None else content,
         title=path,
         discriminator=discriminator,
         relevance=relevance,
@@ -472,7 +475,14 @@ class RetrievedSource:
             parts = [("", lines, 1)]
         out: list[tuple[int, Candidate]] = []
         for tag, excerpt, divisor in parts:
-            fitted = fit_excerpt(ctx.tokenizer, excerpt, cap, keep=span.frame)
+            # most spans fit whole (``fit_excerpt``'s first trial): rendered once, for
+            # the count and the candidate
+            text = render_excerpt(excerpt)
+            content: str | None = text
+            fitted = excerpt
+            if not _fits(ctx.tokenizer, text, cap):
+                fitted = fit_excerpt(ctx.tokenizer, excerpt, cap, keep=span.frame)
+                content = None
             if not fitted:
                 continue
             made = _excerpt_candidate(
@@ -481,6 +491,7 @@ class RetrievedSource:
                 fitted,
                 discriminator=f"{span.start}-{span.end}{tag}",
                 relevance=relevance // divisor,
+                content=content,
             )
             out.append((divisor, made))
         return out
