@@ -8,6 +8,7 @@ import sys
 import sysconfig
 import warnings
 from functools import cache
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,7 @@ from codelibrarian.tokens import (
     encoding_for_model,
     fit_prefix,
     get_tokenizer,
+    prefix_fits,
 )
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
@@ -423,3 +425,83 @@ def test_pieces_are_counted_once_and_the_check_counts_whole(
     # the whole-text check never comes from the cache or from pieces
     assert tok.recount(other) == tok.count_pieces(other)
     assert seen == [other]
+
+
+# --- counting prefixes of one text from its line pieces -------------------------------
+
+_CODE_BITS = st.sampled_from(
+    ["\n", "\n\n", "    ", "\t", "  ", " ", "/", "//", "):", "x", "def f():", "return 1", "# c",
+     "\u22ee", "é", "\u00a0", "\u3000", "\r\n", "'s", "42", "```", "😀", "\x0c"]
+)  # fmt: skip
+
+
+def _line_ends(text: str) -> list[int]:
+    return [0, *(i + 1 for i, ch in enumerate(text) if ch == "\n"), len(text)]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_CODE_BITS, max_size=50).map("".join), st.integers(0, 40))
+def test_prefixes_counted_from_line_pieces_fit_as_counted_whole(text: str, limit: int) -> None:
+    from codelibrarian.tokens import _LINE_START
+
+    for encoding in ENCODINGS:
+        tok = BpeTokenizer(encoding)
+        # the invariant itself: the line pieces' counts add up to the whole's
+        cuts = [0, *(m.end() for m in _LINE_START.finditer(text)), len(text)]
+        pieces = [text[a:b] for a, b in pairwise(cuts)]
+        assert sum(_reference_count(encoding, p) for p in pieces) == _reference_count(
+            encoding, text
+        )
+        fits = prefix_fits(tok, text, limit)
+        ends = _line_ends(text)
+        # asked in a search's order (middle first), then in order
+        for end in [*ends[len(ends) // 2 :: -1], *ends]:
+            assert fits(end) == (_reference_count(encoding, text[:end]) <= limit), end
+        # at each prefix's own count and one below: the answer turns exactly there
+        for end in ends:
+            exact = _reference_count(encoding, text[:end])
+            assert prefix_fits(tok, text, exact)(end)
+            assert not prefix_fits(tok, text, exact - 1)(end) or end == 0
+    scaled = ScaledTokenizer(BpeTokenizer(), 1350)
+    fits = prefix_fits(scaled, text, limit)
+    for end in _line_ends(text):
+        assert fits(end) == (scaled.count(text[:end]) <= limit)
+
+
+def test_prefixes_of_real_source_fit_as_counted_whole() -> None:
+    tok = BpeTokenizer()
+    for _, text in _corpus()[:40]:
+        head = text[:20_000]
+        ends = _line_ends(head)[::7]
+        for limit in (50, 400, 1500):
+            fits = prefix_fits(tok, head, limit)
+            for end in ends:
+                assert fits(end) == (tok.recount(head[:end]) <= limit)
+
+
+def test_a_line_piece_starts_where_the_pretokenizer_starts_one() -> None:
+    """Every line piece start (indented lines too) is a boundary of the backend's own
+    pre-tokens, on real source."""
+    from codelibrarian.tokens import _LINE_START, _encoder
+
+    checked = 0
+    for encoding in ENCODINGS:
+        enc = _encoder(encoding)
+        crafted = [
+            "x\n  \ny\n",
+            "a):\n    //b\n",
+            "x\n\t\ty",
+            "x\n \t\n  y",
+            "a\n\u00a0b",
+            "):\n/x",
+        ]
+        for text in [*(t for _, t in _corpus()[:60]), *crafted]:
+            bounds = set()
+            at = 0
+            for token in enc.pretokenize(text):
+                at += len(token)
+                bounds.add(at)
+            cuts = {m.end() for m in _LINE_START.finditer(text)}
+            assert cuts <= bounds, text[:80]
+            checked += len(cuts)
+    assert checked > 10_000

@@ -18,8 +18,9 @@ import importlib.util
 import re
 import threading
 import warnings
+from bisect import bisect_right
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -38,6 +39,7 @@ __all__ = [
     "fit_prefix",
     "get_tokenizer",
     "is_known_model",
+    "prefix_fits",
 ]
 
 ENCODINGS = ("o200k_base", "cl100k_base")
@@ -316,6 +318,10 @@ class BpeTokenizer:
         self._remember(key, total)
         return total
 
+    def bounded(self, text: str, limit: int) -> int | None:
+        """:meth:`count_till_limit` without the cache: for a text counted once."""
+        return _backend_count(_encoder(self._encoding), _clean(text), limit)
+
     def recount(self, text: str) -> int:
         """The count of ``text`` encoded whole, never from the cache or from pieces: the
         check a count summed from pieces is held to."""
@@ -487,6 +493,48 @@ def get_tokenizer(model: str | None = None) -> Tokenizer:
         tok = base if factor == 1000 else ScaledTokenizer(base, factor)
         _TOKENIZERS[key] = tok
     return tok
+
+
+#: where a line of code starts a piece: after a newline followed by a character that is
+#: neither whitespace nor "/" (the cut of ``count_joined``), or by spaces or tabs and
+#: then any character that is not whitespace (an indented line: the pre-token holding
+#: the newline ends at it, as no newline follows in that run of whitespace)
+_LINE_START = re.compile(r"\n(?=[^\s/]|[ \t]+\S)")
+
+
+def prefix_fits(tokenizer: Tokenizer, text: str, limit: int) -> Callable[[int], bool]:
+    """``f(end)``: whether ``text[:end]`` counts at most ``limit`` tokens, for ``end`` just
+    after a newline (or the text's end): the same answers as counting each prefix.
+
+    With a BPE tokenizer the text's line pieces (``_LINE_START``: no token spans
+    their starts) are counted once each, in order, as far as a question needs and
+    never past the point where their sum passes ``limit``; a prefix's count is the
+    sum of the pieces before its last piece start plus that last, partial piece.
+    A search over many prefixes of one long text (cutting an excerpt to a cap)
+    then encodes about ``limit`` tokens in all instead of up to ``limit`` per trial.
+    """
+    if not isinstance(tokenizer, BpeTokenizer):
+        return lambda end: tokenizer.count(text[:end]) <= limit
+    starts = [0, *(m.end() for m in _LINE_START.finditer(text))]
+    sums = [0]  # sums[i]: the count of text[: starts[i]]
+
+    def fits(end: int) -> bool:
+        if end <= 0:
+            return True  # an empty text counts nothing
+        k = bisect_right(starts, end) - 1  # the last piece start at or before ``end``
+        while len(sums) <= k:
+            if sums[-1] > limit:
+                return False  # the pieces before ``end`` already pass the limit
+            i = len(sums)
+            sums.append(sums[-1] + tokenizer.recount(text[starts[i - 1] : starts[i]]))
+        before = sums[k]
+        if before > limit:
+            return False
+        if end == starts[k]:
+            return True
+        return tokenizer.bounded(text[starts[k] : end], limit - before) is not None
+
+    return fits
 
 
 def fit_prefix(tokenizer: Tokenizer, text: str, max_tokens: int) -> str:

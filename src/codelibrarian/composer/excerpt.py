@@ -15,8 +15,8 @@ __all__ = [
     "ELISION",
     "label_ranges",
     "merge_excerpts",
-    "render_excerpt",
     "prefix_ends",
+    "render_excerpt",
     "runs",
 ]
 

@@ -29,7 +29,7 @@ from operator import add
 
 from ..composer.excerpt import prefix_ends, render_excerpt
 from ..index.tokenize import name_parts
-from ..tokens import Tokenizer
+from ..tokens import Tokenizer, prefix_fits
 
 __all__ = [
     "WINDOW",
@@ -133,18 +133,19 @@ def fit_excerpt(
         return tuple(sorted((*code, *extra[:lo])))
     lo, hi = 0, len(code)
     # a trial of ``mid`` lines at least past the last kept one is ``code[:mid]``, whose
-    # rendering is a prefix of the whole code's (``prefix_ends``)
+    # rendering is a prefix of the whole code's (``prefix_ends``), counted from the
+    # counts of its lines (``prefix_fits``: the same answers)
     ends = prefix_ends(code)
+    prefix_fit = prefix_fits(tokenizer, whole, cap)
     past_kept = max((i + 1 for i, x in enumerate(code) if x[0] in kept), default=0)
     while lo < hi:
         mid = (lo + hi + 1) // 2
         if mid >= past_kept:
-            rendered = whole[: ends[mid]]
+            fits = prefix_fit(ends[mid])
         else:
-            rendered = render_excerpt(
-                tuple(x for i, x in enumerate(code) if i < mid or x[0] in kept)
-            )
-        if _fits(tokenizer, rendered, cap):
+            trial = tuple(x for i, x in enumerate(code) if i < mid or x[0] in kept)
+            fits = _fits(tokenizer, render_excerpt(trial), cap)
+        if fits:
             lo = mid
         else:
             hi = mid - 1

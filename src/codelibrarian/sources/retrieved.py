@@ -512,10 +512,16 @@ class RetrievedSource:
         for path in targets:
             by_stem[_stem(path)].append(path)
         shared = ctx.memo.setdefault("shared", {})
-        test_files = shared.get("retrieved.tests")
-        if test_files is None:
-            test_files = tuple((p, _test_stems(p)) for p in ctx.files if is_test_path(p))
-            shared["retrieved.tests"] = test_files
+        # the workspace's test files, and by the stem they test (per index generation)
+        known: tuple[dict[str, list[str]], frozenset[str]] | None = shared.get("retrieved.tests")
+        if known is None:
+            stems: dict[str, list[str]] = defaultdict(list)
+            for p in ctx.files:
+                if is_test_path(p):
+                    stems[_test_stems(p)].append(p)
+            known = (dict(stems), frozenset(p for paths in stems.values() for p in paths))
+            shared["retrieved.tests"] = known
+        test_files, listed = known
         imports: dict[str, set[str]] = defaultdict(set)
         # only the edges into the targets: the index answers them from its resolved column
         for src, dst in ctx.store.imports_into(targets) if ctx.store is not None else ():
@@ -524,10 +530,17 @@ class RetrievedSource:
         ranked = {t.path: t for t in tests}
         fits: dict[tuple[object, ...], Excerpt] = shared.setdefault("retrieved.test_fits", {})
         related: dict[str, int] = {}
-        for path, stem in test_files:
-            linked = set(imports.get(path, ())) | set(by_stem.get(stem, ()))
-            if linked and not ctx.sensitive(path):
-                related[path] = max(targets[p] for p in linked)
+        # the test files linked to a target: by an import edge, or by naming its stem
+        linked: dict[str, set[str]] = {}
+        for stem, paths in by_stem.items():
+            for path in test_files.get(stem, ()):
+                linked.setdefault(path, set()).update(paths)
+        for path, dsts in imports.items():
+            if path in listed:
+                linked.setdefault(path, set()).update(dsts)
+        for path, dsts in linked.items():
+            if not ctx.sensitive(path):
+                related[path] = max(targets[p] for p in dsts)
         out: list[Candidate] = []
         for path in sorted(related, key=lambda p: (-related[p], p))[:5]:
             rows = ctx.lines(path)
