@@ -46,6 +46,8 @@ ENCODINGS = ("o200k_base", "cl100k_base")
 DEFAULT_MODEL = "gpt-4o"
 
 _CACHE_ENTRIES = 65_536
+#: characters of text the piece memo keeps (``count_pieces``; about 4 MB of ASCII)
+_PIECE_CHARS = 4_000_000
 
 
 @runtime_checkable
@@ -254,6 +256,10 @@ class BpeTokenizer:
         self._remembers = remember
         self._cache: OrderedDict[bytes, int] = OrderedDict()
         self._lock = threading.Lock()
+        #: exact texts -> counts, for :meth:`count_pieces`: a lookup hashes the text in
+        #: C (no encoding, no digest); bounded by the characters it holds
+        self._pieces: OrderedDict[str, int] = OrderedDict()
+        self._piece_chars = 0
 
     def uncached(self) -> BpeTokenizer:
         """The same counts without the cache: for a caller that counts each text once.
@@ -296,26 +302,41 @@ class BpeTokenizer:
         return self._count_new(text, key, limit)
 
     def count_pieces(self, text: str) -> int:
-        """The exact count of ``text``: from the cache, else summed from the counts of
-        its pieces, each from the cache or counted and kept.
+        """The exact count of ``text``, summed from the remembered counts of its pieces.
 
         A piece ends at a newline followed by neither whitespace nor ``/``: no token
         spans such a point (see :meth:`count_joined`), so the sum is the count of the
         whole. A block of a pack repeats the pieces of the excerpts it shows (an
         excerpt's elision marks and unindented lines start pieces), so a block new to
         the render encodes only the pieces new to it: its header, and runs that
-        joined another. The whole text's count is kept too.
+        joined another. The text, and the text before its last piece, are remembered
+        too: a block followed by a separator (a piece of a pack, ``count_joined``)
+        adds only its last piece again.
         """
         if not text:
             return 0
         if not self._remembers:
             return self.count(text)
-        key = _key(text)
-        hit = self._cache.get(key)  # one call in C: no lock needed to read
+        memo = self._pieces
+        hit = memo.get(text)  # one call in C: no lock needed to read
         if hit is not None:
             return hit
-        total = self._sum_pieces(text)
-        self._remember(key, total)
+        cuts = [m.end() for m in _PIECE_START.finditer(text)]
+        if not cuts:
+            return self._piece(text)
+        last = cuts.pop()
+        head = text[:last]
+        before = memo.get(head)
+        if before is None:
+            before = 0
+            start = 0
+            for end in cuts:
+                before += self._piece(text[start:end])
+                start = end
+            before += self._piece(text[start:last])
+            self._keep(head, before)
+        total = before + self._piece(text[last:])
+        self._keep(text, total)
         return total
 
     def bounded(self, text: str, limit: int) -> int | None:
@@ -331,23 +352,23 @@ class BpeTokenizer:
         assert exact is not None
         return exact
 
-    def _sum_pieces(self, text: str) -> int:
-        """The sum of the counts of ``text``'s pieces, each from the cache or counted
-        and kept."""
-        cuts = [m.end() for m in _PIECE_START.finditer(text)]
-        cuts.append(len(text))
-        total = 0
-        start = 0
-        for end in cuts:
-            piece = text[start:end]
-            start = end
-            key = _key(piece)
-            hit = self._cache.get(key)  # one call in C: no lock needed to read
-            if hit is None:
-                hit = self._count_new(piece, key, None)
-                assert hit is not None
-            total += hit
-        return total
+    def _piece(self, piece: str) -> int:
+        """The count of one piece: remembered, else encoded and kept."""
+        hit = self._pieces.get(piece)
+        if hit is None:
+            hit = self.recount(piece)
+            self._keep(piece, hit)
+        return hit
+
+    def _keep(self, text: str, total: int) -> None:
+        with self._lock:
+            if text in self._pieces:
+                return
+            self._pieces[text] = total
+            self._piece_chars += len(text)
+            while self._piece_chars > _PIECE_CHARS:
+                old, _ = self._pieces.popitem(last=False)
+                self._piece_chars -= len(old)
 
     def _count_new(self, text: str, key: bytes, limit: int | None) -> int | None:
         """Count ``text`` with the backend (up to ``limit`` when given) and keep an exact
