@@ -88,3 +88,11 @@ def test_fitting_by_prefixes_chooses_the_plain_searchs_lines(
         assert fit_excerpt(tokenizer, lines, cap, keep=keep) == _plain_fit(
             tokenizer, lines, cap, keep
         )
+
+
+@given(st.lists(_LINE, max_size=30), st.integers(-3, 35), st.integers(-3, 35))
+def test_a_range_of_lines_is_numbered_as_numbered_does(rows: list[str], a: int, b: int) -> None:
+    from codelibrarian.sources.excerpts import numbered
+    from codelibrarian.sources.retrieved import _range_lines
+
+    assert _range_lines(rows, a, b) == numbered(rows, [(a, b)])

@@ -236,6 +236,13 @@ def _test_stems(path: str) -> str:
     return stem
 
 
+def _range_lines(rows: list[str], a: int, b: int) -> Excerpt:
+    """``numbered(rows, [(a, b)])``: lines ``a..b`` numbered, sliced without a table
+    (a test excerpt's range is up to two caps of lines)."""
+    first = max(1, a)
+    return tuple(enumerate(rows[first - 1 : max(first - 1, b)], start=first))
+
+
 def _excerpt_candidate(
     ctx: SourceContext,
     path: str,
@@ -555,7 +562,7 @@ class RetrievedSource:
             key = (path, a, b, cap, ctx.tokenizer.name)
             fitted = fits.get(key)
             if fitted is None:
-                fitted = fit_excerpt(ctx.tokenizer, numbered(rows, [(a, b)]), cap)
+                fitted = fit_excerpt(ctx.tokenizer, _range_lines(rows, a, b), cap)
                 if len(fits) < _SPAN_MEMO:
                     fits[key] = fitted
             if not fitted:
