@@ -303,15 +303,7 @@ class Candidate:
         """:meth:`shape` as JSON sees it, built without copying tuples into lists (a
         tuple and a list serialize alike): an excerpt's lines are most of a shape."""
         return (
-            self.id,
-            self.kind,
-            self.lane,
-            self.token_estimate,
-            self.recency_bucket,
-            self.relevance,
-            self.specificity,
-            self.risk,
-            self.content_hash,
+            *self._scalars(),
             self.lines or None,
             self.title,
             self.path,
@@ -322,8 +314,8 @@ class Candidate:
             *((self.excerpt,) if self.excerpt else ()),
         )
 
-    def shape(self) -> tuple[object, ...]:
-        """Everything except the body that changes the output (digested into cache keys)."""
+    def _scalars(self) -> tuple[object, ...]:
+        """The shape's first fields: identity, estimate, scores and content hash."""
         return (
             self.id,
             self.kind,
@@ -334,6 +326,12 @@ class Candidate:
             self.specificity,
             self.risk,
             self.content_hash,
+        )
+
+    def shape(self) -> tuple[object, ...]:
+        """Everything except the body that changes the output (digested into cache keys)."""
+        return (
+            *self._scalars(),
             list(self.lines) if self.lines else None,
             self.title,
             self.path,
