@@ -8,6 +8,7 @@ import sys
 import sysconfig
 import warnings
 from functools import cache
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -23,9 +24,11 @@ from codelibrarian.tokens import (
     ScaledTokenizer,
     Tokenizer,
     count_joined,
+    count_pieces,
     encoding_for_model,
     fit_prefix,
     get_tokenizer,
+    prefix_fits,
 )
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
@@ -312,13 +315,13 @@ def test_a_joined_count_from_pieces_is_the_whole_texts_count(parts: list[str], s
 def test_a_joined_count_cuts_only_where_no_token_spans(monkeypatch: pytest.MonkeyPatch) -> None:
     tok = BpeTokenizer()
     counted: list[str] = []
-    real = tok.count
+    real = tok.count_pieces
 
     def spy(text: str) -> int:
         counted.append(text)
         return real(text)
 
-    monkeypatch.setattr(tok, "count", spy)
+    monkeypatch.setattr(tok, "count_pieces", spy)
     blocks = ["## a.py\nx = 1\n", "// b.js\nlet y\n", "  indented\n", "## c.py\nz = 3\n"]
     assert tok.count_joined(blocks, "\n\n") == real("\n\n".join(blocks))
     # cut before "## c.py" only: "//" and leading spaces could join the piece before
@@ -326,3 +329,179 @@ def test_a_joined_count_cuts_only_where_no_token_spans(monkeypatch: pytest.Monke
         "## a.py\nx = 1\n\n\n// b.js\nlet y\n\n\n  indented\n\n\n",
         "## c.py\nz = 3\n",
     ]
+
+
+# --- counting a text from its pieces --------------------------------------------------
+
+_UNICODE_SPACE = st.sampled_from(["\u00a0", "\u2028", "\u3000", "\x0b", "\x0c", "\x85", "\x1c"])
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(_TRICKY, _UNICODE_SPACE, st.just("\u22ee")), max_size=40))
+def test_a_count_from_pieces_is_the_whole_texts_count(parts: list[str]) -> None:
+    text = "".join(parts)
+    for encoding in ENCODINGS:
+        tok = BpeTokenizer(encoding)
+        whole = _reference_count(encoding, text)
+        assert tok.recount(text) == whole
+        assert tok.count_pieces(text) == whole
+        assert tok.count_pieces(text) == whole  # again, from the cache
+        # the pieces are remembered: a text made of known pieces plus one new is exact too
+        assert tok.count_pieces(text + "\nz = 1\n") == _reference_count(
+            encoding, text + "\nz = 1\n"
+        )
+    scaled = ScaledTokenizer(BpeTokenizer(), 1350)
+    assert count_pieces(scaled, text) == scaled.count(text) == scaled.recount(text)
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_a_count_from_pieces_is_exact_on_real_source(encoding: str) -> None:
+    tok = BpeTokenizer(encoding)
+    for _, text in _corpus():
+        assert tok.count_pieces(text) == _reference_count(encoding, text)
+
+
+def test_a_piece_starts_where_the_pretokenizer_starts_one() -> None:
+    """Every cut point is a boundary of the backend's own pre-tokens, on real source."""
+    from codelibrarian.tokens import _PIECE_START, _encoder
+
+    checked = 0
+    for encoding in ENCODINGS:
+        enc = _encoder(encoding)
+        for _, text in _corpus()[:60]:
+            bounds = set()
+            at = 0
+            for token in enc.pretokenize(text):
+                at += len(token)
+                bounds.add(at)
+            assert at == len(text)
+            cuts = {m.end() for m in _PIECE_START.finditer(text)}
+            assert cuts <= bounds
+            checked += len(cuts)
+    assert checked > 1000
+
+
+def test_the_cut_pattern_is_the_whitespace_rule() -> None:
+    """``[^\\s/]`` after a newline is exactly ``not ch.isspace() and ch != "/"``."""
+    from codelibrarian.tokens import _PIECE_START
+
+    for code in range(0x110000):
+        ch = chr(code)
+        if 0xD800 <= code <= 0xDFFF:
+            continue
+        cut = _PIECE_START.search("a\n" + ch) is not None
+        assert cut == (not ch.isspace() and ch != "/"), hex(code)
+
+
+def test_pieces_are_counted_once_and_the_check_counts_whole(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from codelibrarian import tokens
+
+    tok = BpeTokenizer()
+    seen: list[str] = []
+    real = tokens._backend_count
+
+    def spy(enc: object, text: str, limit: int | None) -> int | None:
+        seen.append(text)
+        return real(enc, text, limit)
+
+    monkeypatch.setattr(tokens, "_backend_count", spy)
+    block = "### a.py:1-9\n```python\nclass A:\n\u22ee\n    def f(self):\n        return 1\n```"
+    assert tok.count_pieces(block) == _reference_count("o200k_base", block)
+    assert seen == [
+        "### a.py:1-9\n",
+        "```python\n",
+        "class A:\n",
+        "\u22ee\n    def f(self):\n        return 1\n",
+        "```",
+    ]
+    seen.clear()
+    # another block showing the same excerpt: only its header is new
+    other = block.replace("1-9", "1-12")
+    assert tok.count_pieces(other) == _reference_count("o200k_base", other)
+    assert seen == ["### a.py:1-12\n"]
+    seen.clear()
+    # the whole-text check never comes from the cache or from pieces
+    assert tok.recount(other) == tok.count_pieces(other)
+    assert seen == [other]
+
+
+# --- counting prefixes of one text from its line pieces -------------------------------
+
+_CODE_BITS = st.sampled_from(
+    ["\n", "\n\n", "    ", "\t", "  ", " ", "/", "//", "):", "x", "def f():", "return 1", "# c",
+     "\u22ee", "é", "\u00a0", "\u3000", "\r\n", "'s", "42", "```", "😀", "\x0c"]
+)  # fmt: skip
+
+
+def _line_ends(text: str) -> list[int]:
+    return [0, *(i + 1 for i, ch in enumerate(text) if ch == "\n"), len(text)]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(_CODE_BITS, max_size=50).map("".join), st.integers(0, 40))
+def test_prefixes_counted_from_line_pieces_fit_as_counted_whole(text: str, limit: int) -> None:
+    from codelibrarian.tokens import _LINE_START
+
+    for encoding in ENCODINGS:
+        tok = BpeTokenizer(encoding)
+        # the invariant itself: the line pieces' counts add up to the whole's
+        cuts = [0, *(m.end() for m in _LINE_START.finditer(text)), len(text)]
+        pieces = [text[a:b] for a, b in pairwise(cuts)]
+        assert sum(_reference_count(encoding, p) for p in pieces) == _reference_count(
+            encoding, text
+        )
+        fits = prefix_fits(tok, text, limit)
+        ends = _line_ends(text)
+        # asked in a search's order (middle first), then in order
+        for end in [*ends[len(ends) // 2 :: -1], *ends]:
+            assert fits(end) == (_reference_count(encoding, text[:end]) <= limit), end
+        # at each prefix's own count and one below: the answer turns exactly there
+        for end in ends:
+            exact = _reference_count(encoding, text[:end])
+            assert prefix_fits(tok, text, exact)(end)
+            assert not prefix_fits(tok, text, exact - 1)(end) or end == 0
+    scaled = ScaledTokenizer(BpeTokenizer(), 1350)
+    fits = prefix_fits(scaled, text, limit)
+    for end in _line_ends(text):
+        assert fits(end) == (scaled.count(text[:end]) <= limit)
+
+
+def test_prefixes_of_real_source_fit_as_counted_whole() -> None:
+    tok = BpeTokenizer()
+    for _, text in _corpus()[:40]:
+        head = text[:20_000]
+        ends = _line_ends(head)[::7]
+        for limit in (50, 400, 1500):
+            fits = prefix_fits(tok, head, limit)
+            for end in ends:
+                assert fits(end) == (tok.recount(head[:end]) <= limit)
+
+
+def test_a_line_piece_starts_where_the_pretokenizer_starts_one() -> None:
+    """Every line piece start (indented lines too) is a boundary of the backend's own
+    pre-tokens, on real source."""
+    from codelibrarian.tokens import _LINE_START, _encoder
+
+    checked = 0
+    for encoding in ENCODINGS:
+        enc = _encoder(encoding)
+        crafted = [
+            "x\n  \ny\n",
+            "a):\n    //b\n",
+            "x\n\t\ty",
+            "x\n \t\n  y",
+            "a\n\u00a0b",
+            "):\n/x",
+        ]
+        for text in [*(t for _, t in _corpus()[:60]), *crafted]:
+            bounds = set()
+            at = 0
+            for token in enc.pretokenize(text):
+                at += len(token)
+                bounds.add(at)
+            cuts = {m.end() for m in _LINE_START.finditer(text)}
+            assert cuts <= bounds, text[:80]
+            checked += len(cuts)
+    assert checked > 10_000

@@ -18,8 +18,9 @@ import importlib.util
 import re
 import threading
 import warnings
+from bisect import bisect_right
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
@@ -33,16 +34,20 @@ __all__ = [
     "ScaledTokenizer",
     "Tokenizer",
     "count_joined",
+    "count_pieces",
     "encoding_for_model",
     "fit_prefix",
     "get_tokenizer",
     "is_known_model",
+    "prefix_fits",
 ]
 
 ENCODINGS = ("o200k_base", "cl100k_base")
 DEFAULT_MODEL = "gpt-4o"
 
 _CACHE_ENTRIES = 65_536
+#: characters of text the piece memo keeps (``count_pieces``; about 4 MB of ASCII)
+_PIECE_CHARS = 4_000_000
 
 
 @runtime_checkable
@@ -209,6 +214,26 @@ def _encoder(encoding: str) -> Any:
         return enc
 
 
+#: a text of at most this many characters per token of its limit is counted whole
+#: (Python source runs about four characters a token)
+_WHOLE_CHARS_PER_TOKEN = 4
+
+
+def _backend_count(enc: Any, text: str, limit: int | None) -> int | None:
+    """The backend's count of ``text``, or None when ``limit`` is given and passed.
+
+    The backend's bounded count stops once past the limit but runs about 1.5x the
+    time of a plain count per token, so a text that is likely within the limit (by
+    its length) is counted whole and compared: the same answer either way, only the
+    time differs.
+    """
+    if limit is None or len(text) <= limit * _WHOLE_CHARS_PER_TOKEN:
+        got: int = enc.count(text)
+        return got if limit is None or got <= limit else None
+    bounded: int | None = enc.count_till_limit(text, limit)
+    return bounded
+
+
 def _clean(text: str) -> str:
     """Lone surrogates cannot cross into Rust; replace them as bpe-openai does."""
     try:
@@ -231,6 +256,10 @@ class BpeTokenizer:
         self._remembers = remember
         self._cache: OrderedDict[bytes, int] = OrderedDict()
         self._lock = threading.Lock()
+        #: exact texts -> counts, for :meth:`count_pieces`: a lookup hashes the text in
+        #: C (no encoding, no digest); bounded by the characters it holds
+        self._pieces: OrderedDict[str, int] = OrderedDict()
+        self._piece_chars = 0
 
     def uncached(self) -> BpeTokenizer:
         """The same counts without the cache: for a caller that counts each text once.
@@ -264,14 +293,87 @@ class BpeTokenizer:
         if not text:
             return 0
         if not self._remembers:
-            bounded: int | None = _encoder(self._encoding).count_till_limit(_clean(text), limit)
-            return bounded
-        key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+            return _backend_count(_encoder(self._encoding), _clean(text), limit)
+        key = _key(text)
         with self._lock:
             hit = self._cache.get(key)
         if hit is not None:
             return hit if hit <= limit else None
-        got: int | None = _encoder(self._encoding).count_till_limit(_clean(text), limit)
+        return self._count_new(text, key, limit)
+
+    def count_pieces(self, text: str) -> int:
+        """The exact count of ``text``, summed from the remembered counts of its pieces.
+
+        A piece ends at a newline followed by neither whitespace nor ``/``: no token
+        spans such a point (see :meth:`count_joined`), so the sum is the count of the
+        whole. A block of a pack repeats the pieces of the excerpts it shows (an
+        excerpt's elision marks and unindented lines start pieces), so a block new to
+        the render encodes only the pieces new to it: its header, and runs that
+        joined another. The text, and the text before its last piece, are remembered
+        too: a block followed by a separator (a piece of a pack, ``count_joined``)
+        adds only its last piece again.
+        """
+        if not text:
+            return 0
+        if not self._remembers:
+            return self.count(text)
+        memo = self._pieces
+        hit = memo.get(text)  # one call in C: no lock needed to read
+        if hit is not None:
+            return hit
+        cuts = [m.end() for m in _PIECE_START.finditer(text)]
+        if not cuts:
+            return self._piece(text)
+        last = cuts.pop()
+        head = text[:last]
+        before = memo.get(head)
+        if before is None:
+            before = 0
+            start = 0
+            for end in cuts:
+                before += self._piece(text[start:end])
+                start = end
+            before += self._piece(text[start:last])
+            self._keep(head, before)
+        total = before + self._piece(text[last:])
+        self._keep(text, total)
+        return total
+
+    def bounded(self, text: str, limit: int) -> int | None:
+        """:meth:`count_till_limit` without the cache: for a text counted once."""
+        return _backend_count(_encoder(self._encoding), _clean(text), limit)
+
+    def recount(self, text: str) -> int:
+        """The count of ``text`` encoded whole, never from the cache or from pieces: the
+        check a count summed from pieces is held to."""
+        if not text:
+            return 0
+        exact = _backend_count(_encoder(self._encoding), _clean(text), None)
+        assert exact is not None
+        return exact
+
+    def _piece(self, piece: str) -> int:
+        """The count of one piece: remembered, else encoded and kept."""
+        hit = self._pieces.get(piece)
+        if hit is None:
+            hit = self.recount(piece)
+            self._keep(piece, hit)
+        return hit
+
+    def _keep(self, text: str, total: int) -> None:
+        with self._lock:
+            if text in self._pieces:
+                return
+            self._pieces[text] = total
+            self._piece_chars += len(text)
+            while self._piece_chars > _PIECE_CHARS:
+                old, _ = self._pieces.popitem(last=False)
+                self._piece_chars -= len(old)
+
+    def _count_new(self, text: str, key: bytes, limit: int | None) -> int | None:
+        """Count ``text`` with the backend (up to ``limit`` when given) and keep an exact
+        answer under ``key``."""
+        got = _backend_count(_encoder(self._encoding), _clean(text), limit)
         if got is not None:
             self._remember(key, got)
         return got
@@ -288,7 +390,7 @@ class BpeTokenizer:
         if not self._remembers:
             exact: int = _encoder(self._encoding).count(_clean(text))
             return exact
-        key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        key = _key(text)
         with self._lock:
             hit = self._cache.get(key)
             if hit is not None:
@@ -307,8 +409,9 @@ class BpeTokenizer:
         token spans two pieces. So the text is cut just before each part that
         starts with such a character when what precedes it ends with a newline, and
         the count of the whole is the sum of the cut pieces' counts. Each piece's
-        count is cached: a render loop that changes one block of a pack counts only
-        that block's piece again, not the whole pack.
+        count is cached (:meth:`count_pieces`, which cuts a piece not met before at
+        its own inner points): a render loop that changes one block of a pack counts
+        only that block's piece again, and of it only what is new.
         """
         total = 0
         piece: list[str] = []
@@ -318,16 +421,26 @@ class BpeTokenizer:
                 piece.append(sep)
                 after_newline = sep.endswith("\n")
             if part and after_newline and _starts_piece(part[0]):
-                total += self.count("".join(piece))
+                total += self.count_pieces("".join(piece))
                 piece = []
             if part:
                 piece.append(part)
                 after_newline = part.endswith("\n")
-        return total + self.count("".join(piece))
+        return total + self.count_pieces("".join(piece))
 
 
 def _starts_piece(char: str) -> bool:
     return not char.isspace() and char != "/"
+
+
+#: where a piece starts: just after a newline followed by neither whitespace nor ``/``
+#: (``[^\s/]`` is ``not ch.isspace() and ch != "/"``: both use Unicode's whitespace)
+_PIECE_START = re.compile(r"\n(?=[^\s/])")
+
+
+def _key(text: str) -> bytes:
+    """The cache key of a text: a digest, so the cache holds no source text."""
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
 def count_joined(tokenizer: Tokenizer, parts: Sequence[str], sep: str) -> int:
@@ -338,6 +451,16 @@ def count_joined(tokenizer: Tokenizer, parts: Sequence[str], sep: str) -> int:
         result: int = joined(parts, sep)
         return result
     return tokenizer.count(sep.join(parts))
+
+
+def count_pieces(tokenizer: Tokenizer, text: str) -> int:
+    """``tokenizer.count(text)``, summed from remembered pieces where the tokenizer
+    allows (:meth:`BpeTokenizer.count_pieces`), else by counting the text."""
+    pieces = getattr(tokenizer, "count_pieces", None)
+    if pieces is not None and isinstance(tokenizer, BpeTokenizer | ScaledTokenizer):
+        result: int = pieces(text)
+        return result
+    return tokenizer.count(text)
 
 
 class ScaledTokenizer:
@@ -365,6 +488,14 @@ class ScaledTokenizer:
         factor is applied once to the whole (a ceiling per piece would over-count)."""
         return -(-self._base.count_joined(parts, sep) * self._factor // 1000)
 
+    def count_pieces(self, text: str) -> int:
+        """``count(text)`` from the base's pieces, the factor applied once to the sum."""
+        return -(-self._base.count_pieces(text) * self._factor // 1000)
+
+    def recount(self, text: str) -> int:
+        """``count(text)`` with the base's text encoded whole (:meth:`BpeTokenizer.recount`)."""
+        return -(-self._base.recount(text) * self._factor // 1000)
+
 
 _TOKENIZERS: dict[tuple[str, int], Tokenizer] = {}
 
@@ -383,6 +514,48 @@ def get_tokenizer(model: str | None = None) -> Tokenizer:
         tok = base if factor == 1000 else ScaledTokenizer(base, factor)
         _TOKENIZERS[key] = tok
     return tok
+
+
+#: where a line of code starts a piece: after a newline followed by a character that is
+#: neither whitespace nor "/" (the cut of ``count_joined``), or by spaces or tabs and
+#: then any character that is not whitespace (an indented line: the pre-token holding
+#: the newline ends at it, as no newline follows in that run of whitespace)
+_LINE_START = re.compile(r"\n(?=[^\s/]|[ \t]+\S)")
+
+
+def prefix_fits(tokenizer: Tokenizer, text: str, limit: int) -> Callable[[int], bool]:
+    """``f(end)``: whether ``text[:end]`` counts at most ``limit`` tokens, for ``end`` just
+    after a newline (or the text's end): the same answers as counting each prefix.
+
+    With a BPE tokenizer the text's line pieces (``_LINE_START``: no token spans
+    their starts) are counted once each, in order, as far as a question needs and
+    never past the point where their sum passes ``limit``; a prefix's count is the
+    sum of the pieces before its last piece start plus that last, partial piece.
+    A search over many prefixes of one long text (cutting an excerpt to a cap)
+    then encodes about ``limit`` tokens in all instead of up to ``limit`` per trial.
+    """
+    if not isinstance(tokenizer, BpeTokenizer):
+        return lambda end: tokenizer.count(text[:end]) <= limit
+    starts = [0, *(m.end() for m in _LINE_START.finditer(text))]
+    sums = [0]  # sums[i]: the count of text[: starts[i]]
+
+    def fits(end: int) -> bool:
+        if end <= 0:
+            return True  # an empty text counts nothing
+        k = bisect_right(starts, end) - 1  # the last piece start at or before ``end``
+        while len(sums) <= k:
+            if sums[-1] > limit:
+                return False  # the pieces before ``end`` already pass the limit
+            i = len(sums)
+            sums.append(sums[-1] + tokenizer.recount(text[starts[i - 1] : starts[i]]))
+        before = sums[k]
+        if before > limit:
+            return False
+        if end == starts[k]:
+            return True
+        return tokenizer.bounded(text[starts[k] : end], limit - before) is not None
+
+    return fits
 
 
 def fit_prefix(tokenizer: Tokenizer, text: str, max_tokens: int) -> str:

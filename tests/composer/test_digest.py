@@ -45,3 +45,26 @@ def test_shape_json_is_the_canonical_json_of_the_shape(candidates: list[Candidat
     for c in candidates:
         assert c.shape_json() == canonical_json(c.shape())
         assert c.shape_json() is c.shape_json()
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(1, 10**6), st.text(max_size=20)), max_size=8),
+    st.one_of(st.none(), st.tuples(st.integers(1, 50), st.integers(50, 99))),
+)
+def test_shape_json_of_an_excerpt_is_the_canonical_json_of_the_shape(
+    lines: list[tuple[int, str]], span: tuple[int, int] | None
+) -> None:
+    excerpt = tuple(sorted(dict(lines).items()))
+    cand = Candidate(
+        id="x1",
+        kind="semantic_match",
+        lane="retrieved",
+        token_estimate=3,
+        path="a.py",
+        content="body",
+        title="a.py",
+        lines=span,
+        excerpt=excerpt,
+    )
+    assert cand.shape_json() == canonical_json(cand.shape())

@@ -44,9 +44,15 @@ def quantize(value: float) -> int:
     return max(0, min(1000, round(value * 1000)))
 
 
+#: the encoder ``json.dumps(obj, sort_keys=True, separators=(",", ":"),
+#: ensure_ascii=False)`` would build on every call, built once (it keeps no state
+#: between calls)
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
 def canonical_json(obj: Any) -> str:
     """JSON with sorted keys and no whitespace: the one serialization that is hashed."""
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return _CANONICAL.encode(obj)
 
 
 def digest(obj: Any, *, length: int = 32) -> str:

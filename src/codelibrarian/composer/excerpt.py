@@ -11,7 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-__all__ = ["ELISION", "label_ranges", "merge_excerpts", "render_excerpt", "runs"]
+__all__ = [
+    "ELISION",
+    "label_ranges",
+    "merge_excerpts",
+    "prefix_ends",
+    "render_excerpt",
+    "runs",
+]
 
 #: the line standing for elided lines (the benchmark and agents read it as "skipped")
 ELISION = "⋮"
@@ -29,6 +36,23 @@ def render_excerpt(lines: Sequence[tuple[int, str]]) -> str:
         out.append(text)
         prev = number
     return "\n".join(out) + ("\n" if out else "")
+
+
+def prefix_ends(lines: Sequence[tuple[int, str]]) -> list[int]:
+    """For every ``k``, the length of ``render_excerpt(lines[:k])``: that rendering is
+    the first ``ends[k]`` characters of ``render_excerpt(lines)`` (a marker depends
+    only on the line before it, and each line ends with a newline)."""
+    ends = [0]
+    at = 0
+    prev = 0
+    marker = len(ELISION) + 1
+    for number, text in lines:
+        if prev and number > prev + 1:
+            at += marker
+        at += len(text) + 1
+        ends.append(at)
+        prev = number
+    return ends
 
 
 def merge_excerpts(excerpts: Iterable[Sequence[tuple[int, str]]]) -> Excerpt:

@@ -35,7 +35,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ..errors import BudgetInfeasible
-from ..tokens import Tokenizer, count_joined
+from ..tokens import Tokenizer, count_joined, count_pieces
 from .excerpt import label_ranges, merge_excerpts, render_excerpt
 from .selection import Selection
 from .shrink import shrink_body
@@ -151,10 +151,11 @@ def _new_item(
     key: tuple[int, int],
     *,
     forced: bool = False,
+    pieces: bool = True,
 ) -> _Item:
     """One candidate rendered as a block of its own, placed and shrunk by ``key``."""
     block = render_block(cand, body, fmt)
-    count = tokenizer.count(block)
+    count = _count_block(tokenizer, block, pieces)
     return _Item(
         cand=cand,
         original=body,
@@ -173,7 +174,13 @@ def _members(item: _Item) -> list[Candidate]:
     return [item.cand, *(item.merged or ())]
 
 
-def _merged_block(item: _Item, fmt: Format, tokenizer: Tokenizer) -> None:
+def _count_block(tokenizer: Tokenizer, block: str, pieces: bool) -> int:
+    """A block's count: from its pieces when ``pieces`` (a block shows excerpts whose
+    pieces were counted when they were fitted), else encoded whole."""
+    return count_pieces(tokenizer, block) if pieces else tokenizer.count(block)
+
+
+def _merged_block(item: _Item, fmt: Format, tokenizer: Tokenizer, pieces: bool = True) -> None:
     """Re-render a block of excerpts from its members (body, block and token count)."""
     members = _members(item)
     lines = merge_excerpts(m.excerpt for m in members)
@@ -185,7 +192,7 @@ def _merged_block(item: _Item, fmt: Format, tokenizer: Tokenizer) -> None:
         block = render_block(item.cand, body, fmt, ranges=label_ranges(lines), kinds=kinds)
     item.original = item.body = body
     item.block = block
-    item.tokens = tokenizer.count(block)
+    item.tokens = _count_block(tokenizer, block, pieces)
 
 
 def _mergeable(cand: Candidate, forced: bool) -> bool:
@@ -207,9 +214,11 @@ def render_to_fit(
     ``spare`` lists ``(candidate, rank)`` pairs turned away for room, best first,
     for the fill step.
 
-    ``pieces``: the pack's count is summed from its blocks' cached counts where the
-    tokenizer allows (``tokens.count_joined``), so a loop step that changes one block
-    does not re-encode the whole pack. The finished text is then counted whole once;
+    ``pieces``: the counts of blocks and of the pack are summed from cached counts of
+    their pieces where the tokenizer allows (``tokens.count_pieces``, ``count_joined``),
+    so a loop step that changes one block does not re-encode the whole pack, and a
+    block re-encodes only what its excerpts' fitting did not count. The finished text
+    is then counted whole once (the whole text's count is never summed from pieces);
     should the two ever differ, the render is done again counting whole texts, so the
     cap holds on the text that leaves whatever the sum said.
     """
@@ -227,14 +236,14 @@ def render_to_fit(
                 host.merged.append(cand)
                 host.keys[cand.id] = key
                 continue
-        item = _new_item(cand, bodies[cand.id], fmt, tokenizer, key, forced=forced)
+        item = _new_item(cand, bodies[cand.id], fmt, tokenizer, key, forced=forced, pieces=pieces)
         if _mergeable(cand, forced):
             item.merged, item.keys = [], {cand.id: key}
             by_path[cand.path] = item
         items.append(item)
     for item in items:
         if item.merged:
-            _merged_block(item, fmt, tokenizer)
+            _merged_block(item, fmt, tokenizer, pieces)
             item.original_tokens = item.tokens
     original_total = sum(i.tokens for i in items)
     sep_cost = tokenizer.count(SEPARATOR)
@@ -260,7 +269,7 @@ def render_to_fit(
         victim = worst([i for i in items if not i.forced and not i.exhausted])
         if victim is not None:
             if victim.merged:
-                _drop_member(victim, fmt, tokenizer, dropped)
+                _drop_member(victim, fmt, tokenizer, dropped, pieces)
             elif not _shrink(victim, over, fmt, tokenizer, may_empty=False):
                 items.remove(victim)  # shrinking would leave only a marker: drop it
                 dropped.append(victim.cand.id)
@@ -323,12 +332,19 @@ def render_to_fit(
             )
             for m in i.merged or ()
         )
-    if pieces and text and tokenizer.count(text) != exact:
+    if pieces and text and _recount(tokenizer, text) != exact:
         return render_to_fit(
             selection, bodies, fmt=fmt, tokenizer=tokenizer, budget=budget, spare=spare,
             pieces=False,
         )  # fmt: skip
     return RenderResult(text, exact, tuple(rendered), tuple(dropped), original_total, tuple(filled))
+
+
+def _recount(tokenizer: Tokenizer, text: str) -> int:
+    """The count of ``text`` encoded whole: never a sum of pieces, nor a cached count
+    that may be one."""
+    whole = getattr(tokenizer, "recount", None)
+    return int(whole(text)) if whole is not None else tokenizer.count(text)
 
 
 def _count(tokenizer: Tokenizer, blocks: list[str], text: str, pieces: bool) -> int:
@@ -337,14 +353,16 @@ def _count(tokenizer: Tokenizer, blocks: list[str], text: str, pieces: bool) -> 
     return count_joined(tokenizer, blocks, SEPARATOR) if pieces else tokenizer.count(text)
 
 
-def _drop_member(item: _Item, fmt: Format, tokenizer: Tokenizer, dropped: list[str]) -> None:
+def _drop_member(
+    item: _Item, fmt: Format, tokenizer: Tokenizer, dropped: list[str], pieces: bool
+) -> None:
     """Drop the lowest-priority member of a merged block (never its lead)."""
     assert item.merged and item.keys is not None
     keys = item.keys
     member = max(item.merged, key=lambda m: keys[m.id])
     item.merged.remove(member)
     dropped.append(member.id)
-    _merged_block(item, fmt, tokenizer)
+    _merged_block(item, fmt, tokenizer, pieces)
     item.shrunk = False
 
 
@@ -376,7 +394,7 @@ def _fill(
             saved = (host.original, host.body, host.block, host.tokens)
             host.merged.append(cand)
             host.keys[cand.id] = (host.order[0], cand_rank)
-            _merged_block(host, fmt, tokenizer)
+            _merged_block(host, fmt, tokenizer, pieces)
             blocks = [i.block for i in items]
             new_text = SEPARATOR.join(blocks)
             new_exact = _count(tokenizer, blocks, new_text, pieces)
@@ -391,7 +409,9 @@ def _fill(
         room = budget - exact - sep_cost
         if room < _FILL_MIN:
             continue
-        item = _new_item(cand, cand.text(), fmt, tokenizer, (prio[cand.lane], cand_rank))
+        item = _new_item(
+            cand, cand.text(), fmt, tokenizer, (prio[cand.lane], cand_rank), pieces=pieces
+        )
         count = item.tokens
         if count > room:
             if item.exhausted or not _shrink(item, count - room, fmt, tokenizer, may_empty=False):

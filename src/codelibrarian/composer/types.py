@@ -295,12 +295,27 @@ class Candidate:
         """The canonical JSON of :meth:`shape` (``determinism.canonical_json``), kept."""
         memo = self._shape_json
         if memo is None:
-            memo = canonical_json(self.shape())
+            memo = canonical_json(self._json_shape())
             object.__setattr__(self, "_shape_json", memo)
         return memo
 
-    def shape(self) -> tuple[object, ...]:
-        """Everything except the body that changes the output (digested into cache keys)."""
+    def _json_shape(self) -> tuple[object, ...]:
+        """:meth:`shape` as JSON sees it, built without copying tuples into lists (a
+        tuple and a list serialize alike): an excerpt's lines are most of a shape."""
+        return (
+            *self._scalars(),
+            self.lines or None,
+            self.title,
+            self.path,
+            self.language,
+            [(h.header, h.lines, h.timestamp) for h in self.hunks],
+            [(e.text, e.timestamp) for e in self.entries],
+            self.edges,
+            *((self.excerpt,) if self.excerpt else ()),
+        )
+
+    def _scalars(self) -> tuple[object, ...]:
+        """The shape's first fields: identity, estimate, scores and content hash."""
         return (
             self.id,
             self.kind,
@@ -311,6 +326,12 @@ class Candidate:
             self.specificity,
             self.risk,
             self.content_hash,
+        )
+
+    def shape(self) -> tuple[object, ...]:
+        """Everything except the body that changes the output (digested into cache keys)."""
+        return (
+            *self._scalars(),
             list(self.lines) if self.lines else None,
             self.title,
             self.path,

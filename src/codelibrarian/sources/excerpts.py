@@ -27,9 +27,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from itertools import accumulate
 from operator import add
 
-from ..composer.excerpt import render_excerpt
+from ..composer.excerpt import prefix_ends, render_excerpt
 from ..index.tokenize import identifier_parts, name_parts
-from ..tokens import Tokenizer
+from ..tokens import Tokenizer, prefix_fits
 
 __all__ = [
     "WINDOW",
@@ -123,7 +123,8 @@ def fit_excerpt(
     kept = frozenset(keep)
     prose = prose_lines(lines)
     code = tuple(x for x in lines if x[0] not in prose or x[0] in kept)
-    if _fits(tokenizer, render_excerpt(code), cap):
+    whole = render_excerpt(code)
+    if _fits(tokenizer, whole, cap):
         # put back as much prose as fits, in line order
         extra = [x for x in lines if x[0] in prose and x[0] not in kept]
         lo, hi = 0, len(extra)
@@ -136,10 +137,20 @@ def fit_excerpt(
                 hi = mid - 1
         return tuple(sorted((*code, *extra[:lo])))
     lo, hi = 0, len(code)
+    # a trial of ``mid`` lines at least past the last kept one is ``code[:mid]``, whose
+    # rendering is a prefix of the whole code's (``prefix_ends``), counted from the
+    # counts of its lines (``prefix_fits``: the same answers)
+    ends = prefix_ends(code)
+    prefix_fit = prefix_fits(tokenizer, whole, cap)
+    past_kept = max((i + 1 for i, x in enumerate(code) if x[0] in kept), default=0)
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        trial = tuple(x for i, x in enumerate(code) if i < mid or x[0] in kept)
-        if _fits(tokenizer, render_excerpt(trial), cap):
+        if mid >= past_kept:
+            fits = prefix_fit(ends[mid])
+        else:
+            trial = tuple(x for i, x in enumerate(code) if i < mid or x[0] in kept)
+            fits = _fits(tokenizer, render_excerpt(trial), cap)
+        if fits:
             lo = mid
         else:
             hi = mid - 1

@@ -56,6 +56,7 @@ from ..query.locate import Span, Stage
 from .base import PLACEHOLDER, SourceContext, clamp
 from .excerpts import (
     Excerpt,
+    _fits,
     fit_excerpt,
     focus_excerpt,
     focus_from_index,
@@ -235,6 +236,13 @@ def _test_stems(path: str) -> str:
     return stem
 
 
+def _range_lines(rows: list[str], a: int, b: int) -> Excerpt:
+    """``numbered(rows, [(a, b)])``: lines ``a..b`` numbered, sliced without a table
+    (a test excerpt's range is up to two caps of lines)."""
+    first = max(1, a)
+    return tuple(enumerate(rows[first - 1 : max(first - 1, b)], start=first))
+
+
 def _excerpt_candidate(
     ctx: SourceContext,
     path: str,
@@ -244,13 +252,15 @@ def _excerpt_candidate(
     discriminator: str = "",
     relevance: int,
     specificity: int = 600,
+    content: str | None = None,
 ) -> Candidate:
-    """A candidate showing ``fitted`` lines of ``path`` (risk 300, the file's recency)."""
+    """A candidate showing ``fitted`` lines of ``path`` (risk 300, the file's recency);
+    ``content``: their rendering, when the caller has it already."""
     return ctx.candidate(
         kind=kind,
         lane="retrieved",
         path=path,
-        content=render_excerpt(fitted),
+        content=render_excerpt(fitted) if content is None else content,
         title=path,
         discriminator=discriminator,
         relevance=relevance,
@@ -472,7 +482,14 @@ class RetrievedSource:
             parts = [("", lines, 1)]
         out: list[tuple[int, Candidate]] = []
         for tag, excerpt, divisor in parts:
-            fitted = fit_excerpt(ctx.tokenizer, excerpt, cap, keep=span.frame)
+            # most spans fit whole (``fit_excerpt``'s first trial): rendered once, for
+            # the count and the candidate
+            text = render_excerpt(excerpt)
+            content: str | None = text
+            fitted = excerpt
+            if not _fits(ctx.tokenizer, text, cap):
+                fitted = fit_excerpt(ctx.tokenizer, excerpt, cap, keep=span.frame)
+                content = None
             if not fitted:
                 continue
             made = _excerpt_candidate(
@@ -481,6 +498,7 @@ class RetrievedSource:
                 fitted,
                 discriminator=f"{span.start}-{span.end}{tag}",
                 relevance=relevance // divisor,
+                content=content,
             )
             out.append((divisor, made))
         return out
@@ -501,10 +519,16 @@ class RetrievedSource:
         for path in targets:
             by_stem[_stem(path)].append(path)
         shared = ctx.memo.setdefault("shared", {})
-        test_files = shared.get("retrieved.tests")
-        if test_files is None:
-            test_files = tuple((p, _test_stems(p)) for p in ctx.files if is_test_path(p))
-            shared["retrieved.tests"] = test_files
+        # the workspace's test files, and by the stem they test (per index generation)
+        known: tuple[dict[str, list[str]], frozenset[str]] | None = shared.get("retrieved.tests")
+        if known is None:
+            stems: dict[str, list[str]] = defaultdict(list)
+            for p in ctx.files:
+                if is_test_path(p):
+                    stems[_test_stems(p)].append(p)
+            known = (dict(stems), frozenset(p for paths in stems.values() for p in paths))
+            shared["retrieved.tests"] = known
+        test_files, listed = known
         imports: dict[str, set[str]] = defaultdict(set)
         # only the edges into the targets: the index answers them from its resolved column
         for src, dst in ctx.store.imports_into(targets) if ctx.store is not None else ():
@@ -513,10 +537,17 @@ class RetrievedSource:
         ranked = {t.path: t for t in tests}
         fits: dict[tuple[object, ...], Excerpt] = shared.setdefault("retrieved.test_fits", {})
         related: dict[str, int] = {}
-        for path, stem in test_files:
-            linked = set(imports.get(path, ())) | set(by_stem.get(stem, ()))
-            if linked and not ctx.sensitive(path):
-                related[path] = max(targets[p] for p in linked)
+        # the test files linked to a target: by an import edge, or by naming its stem
+        linked: dict[str, set[str]] = {}
+        for stem, paths in by_stem.items():
+            for path in test_files.get(stem, ()):
+                linked.setdefault(path, set()).update(paths)
+        for path, dsts in imports.items():
+            if path in listed:
+                linked.setdefault(path, set()).update(dsts)
+        for path, dsts in linked.items():
+            if not ctx.sensitive(path):
+                related[path] = max(targets[p] for p in dsts)
         out: list[Candidate] = []
         for path in sorted(related, key=lambda p: (-related[p], p))[:5]:
             rows = ctx.lines(path)
@@ -531,7 +562,7 @@ class RetrievedSource:
             key = (path, a, b, cap, ctx.tokenizer.name)
             fitted = fits.get(key)
             if fitted is None:
-                fitted = fit_excerpt(ctx.tokenizer, numbered(rows, [(a, b)]), cap)
+                fitted = fit_excerpt(ctx.tokenizer, _range_lines(rows, a, b), cap)
                 if len(fits) < _SPAN_MEMO:
                     fits[key] = fitted
             if not fitted:
