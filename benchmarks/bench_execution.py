@@ -65,11 +65,11 @@ def noop_work(n: int) -> float:
     return time.perf_counter() - start
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iterations", type=int, default=1000)
     parser.add_argument("--runs", type=int, default=5)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     n = args.iterations
     walls: list[float] = []
     cores: list[float] = []
@@ -106,7 +106,8 @@ def main() -> None:
     print(f"| of which the pure core's decisions (no I/O) | {core_med / n * 1000:.3f} ms | |")
     print(f"| the no-op's own work, {n} calls | {work_med * 1000:.2f} ms | |")
     print(f"| ledger entries written per run (chain verified) | {entries} | |")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

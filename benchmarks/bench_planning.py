@@ -37,10 +37,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "src"))
-
-from codelibrarian.api import Librarian  # noqa: E402
+from codelibrarian.api import Librarian
+from harness.procs import REPO
 
 AS_OF = 1_800_000_000
 INTENTS = (
@@ -61,7 +59,7 @@ def _stats(samples: list[float]) -> dict[str, int]:
 
 
 def _whole_process(args: list[str], runs: int) -> dict[str, int]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
     samples = []
     for _ in range(runs):
         t0 = time.perf_counter()
@@ -174,7 +172,7 @@ def _print_advice(r: dict[str, Any]) -> None:
         print(f"      evidence: {', '.join(s['evidence'])}")
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("mode", choices=("advise", "plan", "evolve"))
     ap.add_argument("repos", nargs="*", type=Path)
@@ -183,7 +181,7 @@ def main() -> int:
     ap.add_argument("--n", type=int, default=500, help="simulated runs for `evolve`")
     ap.add_argument("--seed", type=int, default=3, help="simulation seed for `evolve`")
     ap.add_argument("--json", action="store_true")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if args.mode == "evolve":
         print(json.dumps(bench_evolve(args.n, args.seed), indent=2))
         return 0
@@ -214,4 +212,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(main())

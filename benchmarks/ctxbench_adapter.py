@@ -20,29 +20,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import warnings
 from pathlib import Path
 
-warnings.simplefilter("ignore", DeprecationWarning)
-
-from codelibrarian.api import Librarian  # noqa: E402
-
-DAY = 86_400
-
-
-def _as_of(repo: Path) -> int:
-    try:
-        out = subprocess.run(
-            ["git", "-C", str(repo), "log", "-1", "--format=%ct"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        return int(out) + DAY
-    except (subprocess.CalledProcessError, ValueError):
-        return 2_000_000_000
+from codelibrarian.api import Librarian
+from harness.ctxbench import as_of
 
 
 def _keep_state(repo: Path, name: str = ".bench-cache-librarian") -> None:
@@ -81,6 +64,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--format", default="markdown", choices=("markdown", "xml", "plain"))
     args = ap.parse_args(argv)
+    warnings.simplefilter("ignore", DeprecationWarning)
     repo = args.repo.resolve()
     if not args.state.startswith(".bench-cache") or "/" in args.state:
         ap.error("--state must be a plain name starting with .bench-cache")
@@ -101,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
             diff_text=diff_text,
             base=None,
             fmt=args.format,
-            as_of=_as_of(repo),
+            as_of=as_of(repo),
             use_cache=False,
             record=False,
         )
@@ -111,4 +95,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(main())
