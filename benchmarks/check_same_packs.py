@@ -15,7 +15,11 @@ first differences; exits 1 when any pack differs.
 ``--baseline-repo``: the baseline side composes in this copy of ``--repo`` (same files,
 same commit, its own index) instead: for a change that moves the index schema, which
 an older ``src/`` refuses to open. Pack texts name files relative to the root, so the
-two copies compose comparable packs.
+two copies compose comparable packs; ids and cache keys are keyed by the workspace's
+secret, so give the copy the same ``.librarian/secret`` (copy the file, mode 0600,
+before its first index) or only ``text`` and ``candidates`` can match. Index both
+copies before comparing (a first compose on an unindexed copy answers from a partial,
+staged index).
 """
 
 from __future__ import annotations

@@ -12,7 +12,8 @@ from __future__ import annotations
 import json
 import re
 import sys
-from collections.abc import Iterator, Sequence
+from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,10 +27,14 @@ from codelibrarian.query.locate import (
     rank_spans,
 )
 from codelibrarian.trigger import Trigger
-from harness.ctxbench import Harness, Task, index_key, load_harness
+from harness.ctxbench import TUNING, Harness, Task, index_key, load_harness
 
 __all__ = [
+    "count_place",
     "gold_spans",
+    "golds_with_a_choice",
+    "of_split",
+    "places_table",
     "raw_score",
     "request_of",
     "short",
@@ -86,6 +91,42 @@ def gold_spans(
     ranked = next((f for f in located.files if f.path == path), None)
     file = ranked or LocatedFile(path, 0, (), (), False, True)
     return rank_spans(store, request, file, quoted_chunks=located.quoted_chunks)
+
+
+def of_split(data: list[dict[str, Any]], split: str) -> list[dict[str, Any]]:
+    """The collected tasks of ``split``: ``tuning`` or ``dev2`` (every other repository)."""
+    return [t for t in data if (t["repo"] in TUNING) == (split == "tuning")]
+
+
+def golds_with_a_choice(task: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """The task's gold files whose spans give the ranking a choice: two spans or more,
+    some but not all holding an edit line."""
+    for gold in task["golds"]:
+        hits = [s["hit"] for s in gold["spans"]]
+        if len(hits) >= 2 and any(hits) and not all(hits):
+            yield gold
+
+
+#: the places counted: the best edited span first, in the first three, five, nine
+PLACES = (1, 3, 5, 9)
+
+
+def count_place(counts: Counter[str], place: int) -> None:
+    """Count one gold file whose best edited span came at ``place`` (0 = first)."""
+    counts["files"] += 1
+    for k in PLACES:
+        counts[f"@{k}"] += place < k
+
+
+def places_table(counts: Mapping[str, Counter[str]]) -> str:
+    """One Markdown row per variant: gold files and how many at each of :data:`PLACES`."""
+    head = "| variant | gold files | " + " | ".join(f"@{k}" for k in PLACES) + " |"
+    rows = [head, "|---|---:|" + "---:|" * len(PLACES)]
+    for name, c in counts.items():
+        rows.append(
+            f"| {name} | {c['files']} | " + " | ".join(str(c[f"@{k}"]) for k in PLACES) + " |"
+        )
+    return "\n".join(rows)
 
 
 def raw_score(signals: Sequence[tuple[str, int]]) -> int:

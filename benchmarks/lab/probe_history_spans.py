@@ -45,10 +45,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from codelibrarian.index.history_edits import message_words
 from codelibrarian.index.store import SqliteStore
 from codelibrarian.query.locate import locate
-from harness.ctxbench import TUNING, locus_lines
+from harness.ctxbench import locus_lines
 from harness.history import read_definitions
 from harness.spans import (
+    count_place,
     gold_spans,
+    golds_with_a_choice,
+    of_split,
+    places_table,
     raw_score,
     request_of,
     snapshots,
@@ -176,31 +180,17 @@ def evaluate(data: list[dict[str, Any]], top: int) -> None:
         for w in (100, 200, 400, 800)
     ]
     for split in ("tuning", "dev2"):
-        rows = [t for t in data if (t["repo"] in TUNING) == (split == "tuning")]
+        rows = of_split(data, split)
         if not rows:
             continue
         counts: dict[str, Counter[str]] = {v[0]: Counter() for v in variants}
         for task in rows:
-            for gold in task["golds"]:
-                spans = gold["spans"]
-                hits = [s["hit"] for s in spans]
-                if len(spans) < 2 or not any(hits) or all(hits):
-                    continue
+            for gold in golds_with_a_choice(task):
                 sigs = signals(task, gold, top)
                 for name, sig, w in variants:
-                    r = rank_of(spans, sigs.get(sig, {}), w)
-                    c = counts[name]
-                    c["files"] += 1
-                    c["@1"] += r < 1
-                    c["@3"] += r < 3
-                    c["@5"] += r < 5
-                    c["@9"] += r < 9
+                    count_place(counts[name], rank_of(gold["spans"], sigs.get(sig, {}), w))
         print(f"\nspan level, {split} (commits {len(rows)} tasks; gold files with a span choice)")
-        print("| variant | gold files | @1 | @3 | @5 | @9 |")
-        print("|---|---:|---:|---:|---:|---:|")
-        for name, _, _ in variants:
-            c = counts[name]
-            print(f"| {name} | {c['files']} | {c['@1']} | {c['@3']} | {c['@5']} | {c['@9']} |")
+        print(places_table(counts))
         print(f"\nfile level, {split}: gold files' place among locate's code files")
         print("| variant | gold files | @1 | @3 | @5 | @8 | not in the top 40 |")
         print("|---|---:|---:|---:|---:|---:|---:|")

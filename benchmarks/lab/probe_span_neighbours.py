@@ -52,10 +52,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from codelibrarian.index.store import SqliteStore
 from codelibrarian.query.locate import locate
-from harness.ctxbench import TUNING, locus_lines
+from harness.ctxbench import locus_lines
 from harness.history import read_definitions
 from harness.spans import (
+    count_place,
     gold_spans,
+    golds_with_a_choice,
+    of_split,
+    places_table,
     raw_score,
     request_of,
     short,
@@ -295,17 +299,15 @@ def variants(graph: bool) -> list[tuple[str, Any]]:
 def evaluate(data: list[dict[str, Any]], graph: bool) -> None:
     vs = variants(graph)
     for split in ("tuning", "dev2"):
-        rows = [t for t in data if (t["repo"] in TUNING) == (split == "tuning")]
+        rows = of_split(data, split)
         if not rows:
             continue
         counts: dict[str, Counter[str]] = {name: Counter() for name, _ in vs}
         linked_hits: Counter[str] = Counter()
         for task in rows:
-            for gold in task["golds"]:
+            for gold in golds_with_a_choice(task):
                 spans = gold["spans"]
                 hits = [s["hit"] for s in spans]
-                if len(spans) < 2 or not any(hits) or all(hits):
-                    continue
                 for seeds in ("best", "named") if graph else ():
                     flags = linked(task, gold, seeds)
                     linked_hits[f"{seeds} linked"] += sum(flags)
@@ -316,17 +318,9 @@ def evaluate(data: list[dict[str, Any]], graph: bool) -> None:
                     linked_hits["edited"] += sum(hits) if seeds == "best" else 0
                 for name, fn in vs:
                     lift, tie = fn(task, gold)
-                    r = rank_with(spans, lift, tie)
-                    c = counts[name]
-                    c["files"] += 1
-                    for k in (1, 3, 5, 9):
-                        c[f"@{k}"] += r < k
+                    count_place(counts[name], rank_with(spans, lift, tie))
         print(f"\n{split}: {len(rows)} tasks; {dict(linked_hits)}")
-        print("| variant | gold files | @1 | @3 | @5 | @9 |")
-        print("|---|---:|---:|---:|---:|---:|")
-        for name, _ in vs:
-            c = counts[name]
-            print(f"| {name} | {c['files']} | {c['@1']} | {c['@3']} | {c['@5']} | {c['@9']} |")
+        print(places_table(counts))
 
 
 def main(argv: list[str] | None = None) -> int:
