@@ -19,7 +19,7 @@ process, index built). ``librarian plan INTENT --json`` is then timed as a whole
 process. ``as_of`` is fixed so runs are comparable. Times are wall clock; the
 figures are medians and maxima.
 
-``evolve``: ``--n`` simulated runs (``planning.simulate``: a planted frequent
+``evolve``: ``--n`` simulated runs (``tests/planning/simulate.py``: a planted frequent
 sequence and a planted failing composition) through ``planning.evolution.evolve``;
 prints what was found, the time, and the SHA-256 of the JSON report (run it under
 several ``PYTHONHASHSEED`` values: the digest must not change).
@@ -137,8 +137,10 @@ def bench_plan(repo: Path, runs: int) -> dict[str, Any]:
 def bench_evolve(n: int, seed: int) -> dict[str, Any]:
     import hashlib
 
+    sys.path.insert(0, str(REPO))  # the simulated runs are the tests' fixture
+    from tests.planning.simulate import FAILING, PLANTED_SEQUENCE, simulate_runs
+
     from codelibrarian.planning.evolution import evolve
-    from codelibrarian.planning.simulate import FAILING, PLANTED_SEQUENCE, simulate_runs
     from codelibrarian.techniques.registry import default_library
 
     comps = {cid: c.primitives for cid, c in default_library().compositions.items()}
