@@ -42,7 +42,7 @@ from pathlib import Path
 
 from harness.corpus import make_origin
 from harness.procs import LIBRARIAN, PYTHON, timed
-from harness.stats import load_average, p95
+from harness.stats import load_average, median_ms, p95
 
 TASKS = (
     "json decoder: report the line and column of a trailing comma",
@@ -214,7 +214,7 @@ def warm_compose(
         for (name, mode), xs in sorted(table.items(), key=lambda kv: (kv[0][1], kv[0][0])):
             print(
                 f"warm CLI compose, {label}, {mode:15s} [{name}]: "
-                f"p50 {statistics.median(xs) * 1000:6.0f} ms, "
+                f"p50 {median_ms(xs):6.0f} ms, "
                 f"p95 {p95(xs) * 1000:6.0f} ms ({len(xs)} calls)"
             )
 

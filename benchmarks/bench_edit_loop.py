@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -26,7 +25,7 @@ from pathlib import Path
 
 from harness.corpus import clone, make_origin
 from harness.procs import PYTHON, REPO, no_resident_env, run_side
-from harness.stats import load_average
+from harness.stats import load_average, median_ms
 
 TASK = "json decoder: report the line and column of a trailing comma"
 FILES = (
@@ -90,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
             xs = got[key]
             print(
                 f"{name:14s} compose {'after an edit' if key == 'edited' else 'unchanged'}: "
-                f"median {statistics.median(xs) * 1000:6.0f} ms, max {max(xs) * 1000:6.0f} ms "
+                f"median {median_ms(xs):6.0f} ms, max {max(xs) * 1000:6.0f} ms "
                 f"({len(xs)} calls)"
             )
     print(f"load average after: {load_average():.2f}")

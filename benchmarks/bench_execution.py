@@ -16,8 +16,6 @@ Run: .venv/bin/python benchmarks/bench_execution.py [--iterations 1000] [--runs 
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import statistics
 import sys
 import tempfile
@@ -31,6 +29,8 @@ from tests.execution.library import compiled
 from tests.execution.plugin_steps import executors
 from tests.execution.sim import op, s, simulate
 from tests.helpers import make_repo
+
+from harness.stats import machine
 
 
 def run_service(repo: Path, n: int) -> tuple[float, int]:
@@ -90,11 +90,7 @@ def main(argv: list[str] | None = None) -> int:
     core_med = statistics.median(cores)
     per_step_ms = (wall_med - work_med) / n * 1000
     print(f"## Execution engine overhead ({time.strftime('%Y-%m-%d')})\n")
-    print(
-        f"- machine: {platform.machine()}, {os.cpu_count()} cores, {platform.system()}, "
-        f"Python {platform.python_version()}, load average {os.getloadavg()[0]:.2f} "
-        "(shared machine)"
-    )
+    print(f"- machine: {machine()} (shared machine)")
     print(f"- command: `.venv/bin/python benchmarks/bench_execution.py --iterations {n} "
           f"--runs {args.runs}`")  # fmt: skip
     print(f"- median of {args.runs} runs, CPU time of the whole script {cpu:.1f} s\n")

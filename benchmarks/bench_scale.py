@@ -32,7 +32,6 @@ import json
 import os
 import random
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -40,7 +39,7 @@ from pathlib import Path
 
 from harness.corpus import git, tasks_for
 from harness.procs import PYTHON, fresh_cache_env, run_measured, run_side
-from harness.stats import load_average, p95
+from harness.stats import load_average, markdown_table, median_ms, p95
 
 
 def folder_name(source: Path) -> str:
@@ -163,8 +162,8 @@ def main(argv: list[str] | None = None) -> int:
         if "baseline" in warm:
             base, bcpu = warm["baseline"]["wall"], warm["baseline"]["cpu"]
             print(
-                f"  baseline warm compose at {size}: p50 {statistics.median(base) * 1000:.0f} ms,"
-                f" p95 {p95(base) * 1000:.0f} ms (CPU p50 {statistics.median(bcpu) * 1000:.0f} ms,"
+                f"  baseline warm compose at {size}: p50 {median_ms(base):.0f} ms,"
+                f" p95 {p95(base) * 1000:.0f} ms (CPU p50 {median_ms(bcpu):.0f} ms,"
                 f" p95 {p95(bcpu) * 1000:.0f} ms; {len(base)} calls)",
                 flush=True,
             )
@@ -178,23 +177,28 @@ def main(argv: list[str] | None = None) -> int:
             "ms_per_file": round(cold.wall * 1000 / size, 1),
             "peak_rss_mib": round(cold.rss_kib / 1024),
             "peak_pss_mib": round(cold.pss_kib / 1024),
-            "compose_p50_ms": round(statistics.median(times) * 1000),
+            "compose_p50_ms": round(median_ms(times)),
             "compose_p95_ms": round(p95(times) * 1000),
-            "compose_cpu_p50_ms": round(statistics.median(cpu) * 1000),
+            "compose_cpu_p50_ms": round(median_ms(cpu)),
             "compose_cpu_p95_ms": round(p95(cpu) * 1000),
         }
         rows.append(row)
         print(json.dumps(row), flush=True)
         shutil.rmtree(root, ignore_errors=True)
-    print("\n| files | indexed | skipped | index s | CPU s | ms/file | peak RSS MiB | "
-          "peak PSS MiB | compose p50 ms | compose p95 ms |")  # fmt: skip
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for r in rows:
-        print(
-            f"| {r['files']:,} | {r['indexed']:,} | {r['skipped']:,} | {r['index_s']} | "
-            f"{r['cpu_s']} | {r['ms_per_file']} | {r['peak_rss_mib']} | {r['peak_pss_mib']} | "
-            f"{r['compose_p50_ms']} | {r['compose_p95_ms']} |"
-        )
+    columns = {
+        "files": "files",
+        "indexed": "indexed",
+        "skipped": "skipped",
+        "index_s": "index s",
+        "cpu_s": "CPU s",
+        "ms_per_file": "ms/file",
+        "peak_rss_mib": "peak RSS MiB",
+        "peak_pss_mib": "peak PSS MiB",
+        "compose_p50_ms": "compose p50 ms",
+        "compose_p95_ms": "compose p95 ms",
+    }
+    cells = [[f"{r[k]:,}" if isinstance(r[k], int) else r[k] for k in columns] for r in rows]
+    print("\n" + markdown_table(list(columns.values()), cells, right=range(len(columns))))
     print(f"load average after: {load_average():.2f}")
     shutil.rmtree(work, ignore_errors=True)
     return 0

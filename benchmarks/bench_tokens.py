@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import os
-import platform
 import statistics
 import sys
 import sysconfig
@@ -32,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from codelibrarian.tokens import ENCODINGS, BpeTokenizer
+from harness.stats import machine
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 
@@ -106,13 +105,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     texts = corpus(args.mb)
     nbytes = sum(len(t.encode("utf-8")) for t in texts)
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print("## Token counting (`tokens.py`)\n")
-    print(
-        f"- **Machine:** {platform.machine()}, {os.cpu_count()} cores, "
-        f"{platform.system()} {platform.release()}, CPython {platform.python_version()}; "
-        f"load average {load:.1f} at start."
-    )
+    print(f"- **Machine:** {machine()} at start.")
     print(f"- **Date:** {dt.date.today().isoformat()}.")
     print(f"- **Command:** `.venv/bin/python benchmarks/bench_tokens.py --runs {args.runs}`")
     print(

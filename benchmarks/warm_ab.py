@@ -26,7 +26,7 @@ from typing import Any
 
 from harness.corpus import tasks_for, tracked
 from harness.procs import REPO, run_side
-from harness.stats import load_average, p95
+from harness.stats import load_average, median_ms, p95
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -50,7 +50,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.runs > 1:
         for side in ("this", "baseline"):
             p95s = [p95(d["wall"][side]) * 1000 for d in docs]
-            p50s = [statistics.median(d["wall"][side]) * 1000 for d in docs]
+            p50s = [median_ms(d["wall"][side]) for d in docs]
             print(
                 f"{side}: median of {args.runs} runs: wall p95 {statistics.median(p95s):.0f} ms "
                 f"({min(p95s):.0f}-{max(p95s):.0f}), wall p50 {statistics.median(p50s):.0f} ms"
@@ -77,8 +77,8 @@ def one_run(tasks: list[str], sides: dict[str, tuple[Path, Path]]) -> dict[str, 
     for side in ("this", "baseline"):
         w, c = wall[side], cpu[side]
         print(
-            f"{side}: wall p50 {statistics.median(w) * 1000:.0f} p95 {p95(w) * 1000:.0f}; "
-            f"cpu p50 {statistics.median(c) * 1000:.0f} p95 {p95(c) * 1000:.0f} ms "
+            f"{side}: wall p50 {median_ms(w):.0f} p95 {p95(w) * 1000:.0f}; "
+            f"cpu p50 {median_ms(c):.0f} p95 {p95(c) * 1000:.0f} ms "
             f"({len(w)} calls)",
             flush=True,
         )

@@ -13,7 +13,9 @@
   harness's scoring functions, per-snapshot index copies, packs read back by block;
 * :mod:`harness.spans` and :mod:`harness.history` — what the span probes of
   ``benchmarks/lab/`` share: a gold file's ranked spans and the definitions past
-  commits edited.
+  commits edited;
+* :mod:`harness.bundled` — the write-or-check command line of the scripts that generate
+  files the library ships (``intents/export_*.py``).
 
 A script in ``benchmarks/`` imports it as ``harness`` (the script's folder is first on
 ``sys.path``); a script in ``benchmarks/lab/`` puts ``benchmarks/`` there first.

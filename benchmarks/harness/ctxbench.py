@@ -20,7 +20,6 @@ import subprocess
 import sys
 import time
 import types
-from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
@@ -266,8 +265,3 @@ def dump_arguments(description: str | None) -> argparse.ArgumentParser:
     ap.add_argument("--dump", required=True, type=Path, help="the run's --dump folder")
     ap.add_argument("--cells", default="intent.2000,intent.8000", help="mode.budget, ...")
     return ap
-
-
-def split_of(repos: Iterable[str]) -> dict[str, str]:
-    """``tuning`` or ``dev2`` for each repository."""
-    return {r: "tuning" if r in TUNING else "dev2" for r in repos}

@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import subprocess
 import sys
 import time
@@ -40,6 +39,10 @@ from codelibrarian.execution.builtins.analysis import impact, inputs_from_store
 from codelibrarian.index.store import open_store
 from codelibrarian.sources.ranking import is_test_path
 from codelibrarian.workspace.git import working_diff
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from harness.stats import machine
 
 TOP = 10
 
@@ -156,11 +159,7 @@ def main(argv: list[str] | None = None) -> int:
         return f"| {label} | {n} | {a} | {b} | {imp_any:.2f} | {co_any:.2f} | {ms:.0f} ms |"
 
     print(f"### tp_change_impact vs co-change only ({time.strftime('%Y-%m-%d')})\n")
-    print(
-        f"- machine: {platform.machine()}, {os.cpu_count()} cores, {platform.system()}, "
-        f"Python {platform.python_version()}, load average {os.getloadavg()[0]:.2f} "
-        "(shared machine)"
-    )
+    print(f"- machine: {machine()} (shared machine)")
     print(
         "- command: `.venv/bin/python benchmarks/lab/bench_change_impact.py "
         f"--names {args.names} --max-tasks {args.max_tasks} --tasks … --repos-dir … --work …`"
