@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import importlib.util
+import os
 import re
 import subprocess
 import sys
@@ -16,18 +17,27 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCHMARKS = ROOT / "benchmarks"
-#: every Python file of the benchmarks, relative to ``benchmarks/`` (data folders aside)
-PY_FILES = sorted(
-    p.relative_to(BENCHMARKS).as_posix()
-    for p in BENCHMARKS.rglob("*.py")
-    if ".data" not in p.parts and "__pycache__" not in p.parts
-)
+
+
+def _files(suffix: str) -> list[str]:
+    """The benchmarks' files ending in ``suffix``, relative to ``benchmarks/``; hidden
+    folders (``.data``, where fetched repositories go) and caches are not walked."""
+    out: list[str] = []
+    for folder, dirs, names in os.walk(BENCHMARKS):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d != "__pycache__"]
+        base = Path(folder).relative_to(BENCHMARKS)
+        out += [(base / n).as_posix() for n in names if n.endswith(suffix)]
+    return sorted(out)
+
+
+#: every Python file of the benchmarks
+PY_FILES = _files(".py")
 #: the scripts: every Python file outside the shared harness package
 SCRIPTS = [rel for rel in PY_FILES if not rel.startswith("harness/")]
 HARNESS = [
     rel for rel in PY_FILES if rel.startswith("harness/") and not rel.endswith("__init__.py")
 ]
-SHELL = sorted(p.relative_to(BENCHMARKS).as_posix() for p in BENCHMARKS.rglob("*.sh"))
+SHELL = _files(".sh")
 #: the module names a script could import another script by
 SCRIPT_NAMES = {Path(rel).stem for rel in SCRIPTS}
 #: ``x._name`` reads allowed, with why: the context benchmark's harness (another
