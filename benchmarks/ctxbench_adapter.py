@@ -25,28 +25,7 @@ import warnings
 from pathlib import Path
 
 from codelibrarian.api import Librarian
-from harness.ctxbench import as_of
-
-
-def _keep_state(repo: Path, name: str = ".bench-cache-librarian") -> None:
-    """Keep the index across the harness's checkouts.
-
-    The harness runs ``git clean -ffdx`` at every checkout, sparing only names that
-    start with ``.bench-cache``. The state lives in ``.bench-cache-librarian`` and
-    ``.librarian`` is a symlink to it, so each commit's prepare step updates the
-    index incrementally, as it would for a user moving between commits. Two
-    builds compared in one run each keep their own folder (``--state``); the
-    link is re-pointed on every call.
-    """
-    kept = repo / name
-    link = repo / ".librarian"
-    kept.mkdir(exist_ok=True)
-    if link.is_symlink() or not link.exists():
-        if link.is_symlink() and link.resolve() == kept.resolve():
-            return
-        if link.is_symlink():
-            link.unlink()
-        link.symlink_to(kept.name)
+from harness.ctxbench import as_of, keep_state
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -68,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     repo = args.repo.resolve()
     if not args.state.startswith(".bench-cache") or "/" in args.state:
         ap.error("--state must be a plain name starting with .bench-cache")
-    _keep_state(repo, args.state)
+    keep_state(repo, args.state)
     with Librarian(repo) as lib:
         if args.prepare:
             lib.index()

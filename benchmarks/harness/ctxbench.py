@@ -38,6 +38,7 @@ __all__ = [
     "dump_arguments",
     "edit_lines",
     "index_key",
+    "keep_state",
     "load_harness",
     "load_tasks",
     "locus_lines",
@@ -142,6 +143,27 @@ def as_of(repo: Path) -> int:
         return int(out) + _DAY
     except (subprocess.CalledProcessError, ValueError):
         return 2_000_000_000
+
+
+def keep_state(repo: Path, name: str = ".bench-cache-librarian") -> None:
+    """Keep the index across the harness's checkouts.
+
+    The harness runs ``git clean -ffdx`` at every checkout, sparing only names that
+    start with ``.bench-cache``. The state lives in ``.bench-cache-librarian`` and
+    ``.librarian`` is a symlink to it, so each commit's prepare step updates the
+    index incrementally, as it would for a user moving between commits. Two
+    builds compared in one run each keep their own folder (``--state``); the
+    link is re-pointed on every call.
+    """
+    kept = repo / name
+    link = repo / ".librarian"
+    kept.mkdir(exist_ok=True)
+    if link.is_symlink() or not link.exists():
+        if link.is_symlink() and link.resolve() == kept.resolve():
+            return
+        if link.is_symlink():
+            link.unlink()
+        link.symlink_to(kept.name)
 
 
 # ------------------------------------------------------------------ snapshots

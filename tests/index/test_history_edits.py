@@ -41,7 +41,7 @@ def test_history_lists_the_code_files_each_commit_edited(tmp_path: Path) -> None
         "initial",
     ]
     assert [c.order for c in history] == [0, 1, 2]
-    assert [c.files for c in history] == [("pkg/util.py",), ("pkg/mod.py",), ("pkg/mod.py",)]
+    assert [c.files() for c in history] == [("pkg/util.py",), ("pkg/mod.py",), ("pkg/mod.py",)]
     assert [c.sha for c in read_history(repo, rev="HEAD~2", limit=1)] == [history[1].sha]
     assert read_history(repo, limit=0) == []
 

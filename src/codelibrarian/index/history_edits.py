@@ -115,7 +115,10 @@ class PastCommit:
     sha: str
     timestamp: int
     message: str
-    files: tuple[str, ...]
+    paths: tuple[str, ...]
+
+    def files(self) -> tuple[str, ...]:
+        return self.paths
 
 
 def message_words(text: str) -> list[str]:
@@ -223,7 +226,7 @@ def refresh_past_edits(root: Path, store: SqliteStore, cfg: Config) -> list[str]
             commits = read_history(root, limit=HISTORY_COMMITS, max_files=HISTORY_MAX_FILES)
         except (OSError, subprocess.SubprocessError) as exc:  # must not fail the index
             return [f"past edits not refreshed: {type(exc).__name__}"]
-    rows = [(c.order, " ".join(message_words(c.message)), c.files) for c in commits]
+    rows = [(c.order, " ".join(message_words(c.message)), c.files()) for c in commits]
     store.set_past_edits(rows, key)
     return []
 
