@@ -38,7 +38,7 @@ from ._output import (
     resolve_repo,
     run_reporting,
 )
-from .options import cli_rows, quick_table
+from .options import REPO, cli_rows, quick_table
 
 if TYPE_CHECKING:  # the facade pulls in the index and composer: import it on use
     from ..api import ComposeResult, Librarian
@@ -75,13 +75,7 @@ COMPOSE_CLI: tuple[Option, ...] = cli_rows(
             flags=("--json",),
         ),
         Option("no_cache", "flag", "Do not read or write the cache.", False, flags=("--no-cache",)),
-        Option(
-            "repo",
-            "path",
-            "Repository root (default: the current directory).",
-            Path(),
-            flags=("--repo", "-C"),
-        ),
+        REPO,
     ),
 )
 _QUICK = quick_table(COMPOSE_CLI)

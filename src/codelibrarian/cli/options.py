@@ -24,7 +24,16 @@ from typing import Any
 
 from ..options import Option, OptionTable
 
-__all__ = ["QuickTable", "cli_rows", "quick_table", "typer_command"]
+__all__ = ["REPO", "QuickTable", "cli_rows", "quick_table", "typer_command"]
+
+#: every command's ``-C/--repo``
+REPO = Option(
+    "repo",
+    "path",
+    "Repository root (default: the current directory).",
+    Path(),
+    flags=("--repo", "-C"),
+)
 
 
 def cli_rows(request: OptionTable, shell: Iterable[Option]) -> tuple[Option, ...]:

@@ -14,7 +14,6 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import typer
@@ -31,7 +30,7 @@ from ._common import (
     print_json,
     resolve_repo,
 )
-from .options import cli_rows, typer_command
+from .options import REPO, cli_rows, typer_command
 
 if TYPE_CHECKING:  # the pipeline pulls in the index and numpy: import it on use
     from ..query.pipeline import PipelineResult
@@ -148,13 +147,7 @@ def _cancel_on_interrupt(token: CancellationToken) -> Iterator[None]:
 QUERY_CLI: tuple[Option, ...] = cli_rows(
     QUERY_OPTIONS,
     (
-        Option(
-            "repo",
-            "path",
-            "Repository root (default: the current directory).",
-            Path(),
-            flags=("--repo", "-C"),
-        ),
+        REPO,
         Option("as_json", "flag", "Print one JSON document on stdout.", False, flags=("--json",)),
         Option("fmt", "text", "Output format; `--format json` is `--json`.", flags=("--format",)),
     ),
