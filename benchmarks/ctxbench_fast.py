@@ -11,8 +11,8 @@ the index per snapshot so a second run skips indexing::
         --repos click,httpx --max-tasks 10 --tag dev [--ablate SIGNAL] [--dump DIR]
 
 Results: ``SCRATCH/ctxbench/results/fast-TAG.md`` and ``fast-TAG-raw.jsonl``.
-``--ablate`` switches one retrieval signal off (``LIBRARIAN_ABLATE``; the names are
-listed in docs/compose.md). Figures recorded in ctxbench.md come from the harness.
+``--ablate`` switches retrieval signals off (``Librarian.compose``'s ``signals_off``;
+the names are listed in docs/compose.md). Figures recorded in ctxbench.md come from the harness.
 """
 
 from __future__ import annotations
@@ -175,8 +175,6 @@ def main(argv: list[str] | None = None) -> int:
         target, _, value = item.partition("=")
         module, _, name = target.rpartition(".")
         setattr(importlib.import_module(module), name, ast.literal_eval(value))
-    if args.ablate:
-        os.environ["LIBRARIAN_ABLATE"] = args.ablate
     if args.drop_lane:
         _drop_lane(args.drop_lane)
 
@@ -184,6 +182,7 @@ def main(argv: list[str] | None = None) -> int:
     run = _harness(bench)
     from codelibrarian.api import Librarian
 
+    signals_off = frozenset(s.strip() for s in args.ablate.split(",") if s.strip())
     budgets = [int(b) for b in args.budgets.split(",")]
     modes = args.modes.split(",")
     key = _index_key()
@@ -253,6 +252,7 @@ def main(argv: list[str] | None = None) -> int:
                                 as_of=as_of,
                                 use_cache=False,
                                 record=False,
+                                signals_off=signals_off,
                             )
                             text = result.text
                         except Exception as exc:  # scored as an empty pack, like the harness
