@@ -11,8 +11,9 @@ the index per snapshot so a second run skips indexing::
         --repos click,httpx --max-tasks 10 --tag dev [--ablate SIGNAL] [--dump DIR]
 
 Results: ``SCRATCH/ctxbench/results/fast-TAG.md`` and ``fast-TAG-raw.jsonl``.
-``--ablate`` switches retrieval signals off (``LIBRARIAN_ABLATE``; the names are
-listed in docs/compose.md). Figures recorded in ctxbench.md come from the harness.
+``--ablate`` switches retrieval signals off (``Librarian.compose``'s ``signals_off``; the
+names are listed in docs/compose.md). Figures recorded in ctxbench.md come from the
+harness.
 
 A sweep of a ranking constant is a build per value: edit the constant in a scratch
 checkout and run this with that checkout's package installed (the library's modules
@@ -82,8 +83,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tasks-dir", type=Path, default=None, help="default: BENCH/tasks")
     args = ap.parse_args(argv)
     warnings.simplefilter("ignore", DeprecationWarning)
-    if args.ablate:
-        os.environ["LIBRARIAN_ABLATE"] = args.ablate
+    signals_off = frozenset(s.strip() for s in args.ablate.split(",") if s.strip())
 
     bench = args.bench.resolve()
     run = load_harness(bench)
@@ -154,6 +154,7 @@ def main(argv: list[str] | None = None) -> int:
                                 as_of=fixed,
                                 use_cache=False,
                                 record=False,
+                                signals_off=signals_off,
                             )
                             text = result.text
                         except Exception as exc:  # scored as an empty pack, like the harness

@@ -42,7 +42,8 @@ if TYPE_CHECKING:
     from .packs.window import ComposedWindow, SaopEnvelope, WindowBudget
     from .query.report import ProgressReporter
     from .query.types import CancellationToken, QueryDepth
-    from .service.compose import FORMATS, ComposeService, shape_budget
+    from .requests import FORMATS, ComposeRequest, QueryRequest
+    from .service.compose import ComposeService, shape_budget
     from .service.doctor import DoctorReport
     from .service.inspect import IndexStatus, InitResult, RepoMap, TokenCounts, scan_summary
     from .service.later import after_reply, replying, run_queued
@@ -87,7 +88,7 @@ Fmt = Literal["markdown", "xml", "json", "plain"]
 #: names this module offers that live behind it: imported on first use, so that
 #: importing the facade (``librarian index`` does) loads no composer or secret rules
 _BEHIND = {
-    "FORMATS": "service.compose",
+    "FORMATS": "requests",
     "shape_budget": "service.compose",
     "CodeSnippet": "service.query",
     "QueryResult": "service.query",
@@ -314,6 +315,7 @@ class Librarian(RecordsPart, RunsPart, PlanningPart):
         refresh: bool = True,
         record: bool = True,
         reveal: bool = False,
+        signals_off: Iterable[str] = frozenset(),
         progress: Callable[[int, int], None] | None = None,
     ) -> ComposeResult:
         """Compose a context pack for ``task`` under ``budget`` tokens.
@@ -323,15 +325,21 @@ class Librarian(RecordsPart, RunsPart, PlanningPart):
         (epoch seconds) defaults to now. The index is built on first use and
         refreshed (changed files only) when ``refresh`` is true. ``record=False``
         (a dry run) writes no decision and bypasses the cache. ``reveal`` adds
-        paths to rejected artifacts (never for sensitive files).
+        paths to rejected artifacts (never for sensitive files). ``signals_off``
+        names ranking signals to switch off, for ablation studies (the names are
+        listed in docs/compose.md). Bad values raise ``UsageError`` (the same
+        message the CLI and the MCP tool give; see
+        :class:`~codelibrarian.requests.ComposeRequest`).
         """
-        return self._composer.compose(
+        from .requests import ComposeRequest
+
+        request = ComposeRequest(
             task,
             budget=budget,
             model=model,
             base=base,
             diff_text=diff_text,
-            files=files,
+            files=files,  # type: ignore[arg-type]  # made a tuple when checked
             fmt=fmt,
             as_of=as_of,
             agent_role=agent_role,
@@ -340,8 +348,16 @@ class Librarian(RecordsPart, RunsPart, PlanningPart):
             refresh=refresh,
             record=record,
             reveal=reveal,
-            progress=progress,
+            signals_off=signals_off,  # type: ignore[arg-type]  # made a frozenset when checked
         )
+        return self.run_compose(request, progress=progress)
+
+    def run_compose(
+        self, request: ComposeRequest, *, progress: Callable[[int, int], None] | None = None
+    ) -> ComposeResult:
+        """Compose the pack a request built by a shell asks for (:meth:`compose` builds
+        one from its keywords); ``progress(done, total)`` follows a first index."""
+        return self._composer.compose(request, progress=progress)
 
     def sources(self) -> tuple[Source, ...]:
         """The registered sources (built-ins and plug-ins), loaded once."""
@@ -405,10 +421,9 @@ class Librarian(RecordsPart, RunsPart, PlanningPart):
         (``NotFound`` when there is none). ``reporter`` follows the stages live and
         ``cancel`` stops the run cooperatively. See ``docs/query.md`` for the stages.
         """
-        from .service.query import run_query
+        from .requests import QueryRequest
 
-        return run_query(
-            self._ws,
+        request = QueryRequest(
             intent,
             depth=depth,
             limit=limit,
@@ -420,9 +435,21 @@ class Librarian(RecordsPart, RunsPart, PlanningPart):
             with_code=with_code,
             refresh=refresh,
             build=build,
-            reporter=reporter,
-            cancel=cancel,
         )
+        return self.run_query(request, reporter=reporter, cancel=cancel)
+
+    def run_query(
+        self,
+        request: QueryRequest,
+        *,
+        reporter: ProgressReporter | None = None,
+        cancel: CancellationToken | None = None,
+    ) -> QueryResult:
+        """Run the query a request built by a shell asks for (:meth:`query` builds one
+        from its keywords); ``reporter`` follows the stages, ``cancel`` stops the run."""
+        from .service.query import run_query
+
+        return run_query(self._ws, request, reporter=reporter, cancel=cancel)
 
     def window(
         self,

@@ -238,7 +238,7 @@ def test_cli_query_json_and_text(repo: Path) -> None:
 
 def test_cli_errors(tmp_path: Path, repo: Path) -> None:
     bad = run_cli("query", "x", "--depth", "L9", "-C", str(repo))
-    assert bad.returncode == 2 and "L0, L1, L2 or L3" in bad.stderr
+    assert bad.returncode == 2 and "L0, L1, L2, L3" in bad.stderr
     # a fresh repository is indexed on first use, as compose does (no "run librarian index")
     fresh = make_repo(tmp_path / "fresh", {"a.py": "def apply_discount(x):\n    return x\n"})
     first = run_cli("query", "apply discount", "-C", str(fresh), "--json")

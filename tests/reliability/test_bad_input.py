@@ -178,14 +178,25 @@ def test_unreadable_config_is_a_config_error(shared_repo: Path) -> None:
 # ------------------------------------------------------------------ item 7
 
 
-def test_tiny_budget_warns_that_the_pack_is_empty(repo: Path) -> None:
+def test_tiny_budget_is_refused_naming_the_smallest_that_works(repo: Path) -> None:
     result = run_cli("compose", "apply a discount", "--budget", "1", "--json", "-C", str(repo))
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    doc = json.loads(result.stdout)  # with --json, the error is the one document on stdout
+    assert doc["error"] == "usage_error"
+    assert "too small for any pack" in doc["message"]
+    assert "Give a budget of at least" in doc["hint"]
+    assert not (repo / ".librarian" / "index.db").exists()  # refused before any work
+    text = run_cli("compose", "apply a discount", "--budget", "1", "-C", str(repo))
+    _clean(text, 2)
+    assert "too small for any pack" in text.stderr
+
+
+def test_a_budget_below_every_candidate_warns_that_the_pack_is_empty(repo: Path) -> None:
+    result = run_cli("compose", "apply a discount", "--budget", "20", "--json", "-C", str(repo))
     _clean(result, 0)
     doc = json.loads(result.stdout)
-    assert doc["tokens"] <= 1
-    assert any("pack is empty" in w for w in doc["warnings"])
-    text = run_cli("compose", "apply a discount", "--budget", "1", "-C", str(repo))
-    assert "warning: the pack is empty" in text.stderr
+    assert doc["tokens"] == 0
+    assert any("too small for any of the" in w for w in doc["warnings"])
 
 
 @pytest.mark.parametrize("task", ["", "   ", "\t\n"])

@@ -33,7 +33,7 @@ BAD_CALLS: tuple[tuple[str, dict[str, Any], str], ...] = (
     ("compose_context", {"task": "   "}, "task is empty"),
     ("compose_context", {"task": "x", "files": ["../../etc/passwd"]}, "outside the repository"),
     ("query_codebase", {"intent": 42}, "'intent'"),
-    ("query_codebase", {"intent": "x", "depth": "L9"}, "'depth'"),
+    ("query_codebase", {"intent": "x", "depth": "L9"}, "unknown depth 'L9'"),
     ("build_context_pack", {"goal": "x", "run_id": "../../etc"}, "'run_id'"),
     ("explain_decision", {"decision_id": "0123456789abcdef"}, "no decision"),
     ("index_status", {"refresh": True, "verbose": True}, "Valid arguments: refresh, max_tokens"),

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -151,11 +150,11 @@ def _module(words: str, n: int = 12) -> str:
 
 
 def test_compose_explains_the_signal_and_the_ablation_switch_turns_it_off(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
     """A task names a text formatter's words; its JSON sibling changed with it in
     every format change of the history. The explanation's locate stages say how
-    many ranked files moved for that reason; ``LIBRARIAN_ABLATE=coedit`` leaves
+    many ranked files moved for that reason; ``signals_off={"coedit"}`` leaves
     the stage out; a task with a diff (whose own co-change signal is older) and a
     pack of 4,000 tokens or more have none."""
     files = {
@@ -182,11 +181,15 @@ def test_compose_explains_the_signal_and_the_ablation_switch_turns_it_off(
     )
 
     def stages(ablate: str, diff_text: str | None = None, budget: int = 2000) -> dict[str, str]:
-        monkeypatch.setenv("LIBRARIAN_ABLATE", ablate)
         with Librarian(repo) as lib:
             lib.index()
             result = lib.compose(
-                task, budget=budget, diff_text=diff_text, as_of=AS_OF, record=False
+                task,
+                budget=budget,
+                diff_text=diff_text,
+                as_of=AS_OF,
+                record=False,
+                signals_off={ablate} - {""},
             )
         assert get_tokenizer("gpt-4o").count(result.text) <= budget
         return dict(result.locate)

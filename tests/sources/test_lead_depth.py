@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from codelibrarian.api import Librarian
 from codelibrarian.query.locate import SIGNALS
 from codelibrarian.sources.retrieved import LEAD_SPANS, SMALL_BUDGET
@@ -40,11 +38,11 @@ def _repo(tmp_path: Path) -> Path:
 
 
 def test_a_leading_file_offers_its_weaker_definitions_too(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
     """At 8,000 tokens the ledger leads the report by far: its 37 definitions are all
     offered, so the one the task's words miss is shown, and the explanation's
-    ``lead_depth`` stage says why. Switched off (``LIBRARIAN_ABLATE=lead_depth``), with
+    ``lead_depth`` stage says why. Switched off (``signals_off={"lead_depth"}``), with
     a change, or below 4,000 tokens, only the usual 24 spans of each file are offered
     and that definition is not shown."""
     repo = _repo(tmp_path)
@@ -53,10 +51,16 @@ def test_a_leading_file_offers_its_weaker_definitions_too(
     def compose(
         ablate: str, budget: int = 8000, diff: str | None = None
     ) -> tuple[str, dict[str, str]]:
-        monkeypatch.setenv("LIBRARIAN_ABLATE", ablate)
         with Librarian(repo) as lib:
             lib.index()
-            result = lib.compose(task, budget=budget, diff_text=diff, as_of=AS_OF, record=False)
+            result = lib.compose(
+                task,
+                budget=budget,
+                diff_text=diff,
+                as_of=AS_OF,
+                record=False,
+                signals_off={ablate} - {""},
+            )
         assert get_tokenizer("gpt-4o").count(result.text) <= budget
         return result.text, dict(result.locate)
 

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 from codelibrarian.api import Librarian
 from codelibrarian.query.locate import SIGNALS, Located, LocatedFile
 from codelibrarian.sources.ranking import COMMITS_BELOW_BUDGET, commits_rerank
@@ -106,20 +104,21 @@ def _repo(tmp_path: Path) -> Path:
 
 
 def test_a_vague_task_gets_the_file_similar_commits_edited(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
     """The task's words rank twelve modules above the palette; the past commits about
     the colouring of code blocks all edited the palette: at 2,000 tokens its code is
     shown, and the explanation's ``commits`` stage says why. Switched off
-    (``LIBRARIAN_ABLATE=commits``), or at 4,000 tokens and more, it is not moved."""
+    (``signals_off={"commits"}``), or at 4,000 tokens and more, it is not moved."""
     repo = _repo(tmp_path)
     task = "Colouring of code blocks is off"
 
     def compose(ablate: str, budget: int = 2000) -> tuple[str, dict[str, str]]:
-        monkeypatch.setenv("LIBRARIAN_ABLATE", ablate)
         with Librarian(repo) as lib:
             lib.index()
-            result = lib.compose(task, budget=budget, as_of=AS_OF, record=False)
+            result = lib.compose(
+                task, budget=budget, as_of=AS_OF, record=False, signals_off={ablate} - {""}
+            )
         assert get_tokenizer("gpt-4o").count(result.text) <= budget
         return result.text, dict(result.locate)
 

@@ -7,8 +7,6 @@ helpers that need no typer live in ``_output`` (re-exported here).
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import typer
 
 from ..errors import LibrarianError
@@ -28,6 +26,7 @@ from ._output import (
     resolve_repo,
     wants_json,
 )
+from .options import REPO
 
 __all__ = [
     "FORMAT_OPTION",
@@ -50,9 +49,7 @@ __all__ = [
     "wants_json",
 ]
 
-REPO_OPTION = typer.Option(
-    Path(), "--repo", "-C", help="Repository root (default: the current directory)."
-)
+REPO_OPTION = typer.Option(REPO.default, *REPO.flags, help=REPO.help)
 JSON_OPTION = typer.Option(False, "--json", help="Print one JSON document on stdout.")
 FORMAT_OPTION = typer.Option(
     None, "--format", metavar="text|json", help="Output format; `--format json` is `--json`."

@@ -30,7 +30,8 @@ from ._common import (
     print_json,
     resolve_repo,
 )
-from .compose_run import run_compose
+from .compose_run import COMPOSE_CLI, run_compose
+from .options import typer_command
 
 if TYPE_CHECKING:  # the facade pulls in the index and composer: import it on use
     from ..api import Librarian
@@ -53,59 +54,12 @@ def _open(repo: Path) -> Librarian:
     return lib
 
 
-def compose_cmd(  # noqa: PLR0917 - typer maps each option to a parameter
-    task: str = typer.Argument(..., help="What the agent is about to do."),
-    budget: int | None = typer.Option(None, "--budget", "-b", help="Token budget (hard cap)."),
-    model: str | None = typer.Option(None, "--model", "-m", help="Target model (tokenizer)."),
-    base: str | None = typer.Option(None, "--base", help="Current change = diff from REV."),
-    diff: Path | None = typer.Option(None, "--diff", help="Current change = this diff file."),
-    files: list[str] = typer.Option([], "--files", "-f", help="Files the task is about."),
-    fmt: str | None = typer.Option(
-        None, "--format", help="Pack format: markdown, xml, json or plain."
-    ),
-    explain: bool = typer.Option(False, "--explain", help="Print the explanation to stderr."),
-    verbose: bool = typer.Option(False, "--verbose", "-v", help="List every artifact (stderr)."),
-    dry_run: bool = typer.Option(
-        False, "--dry-run", help="Preview the selection; no pack, no cache, nothing recorded."
-    ),
-    reveal: bool = typer.Option(
-        False, "--reveal", help="Show paths in --verbose / --explain output and JSON rejections."
-    ),
-    output: Path | None = typer.Option(None, "--output", "-o", help="Write the pack here."),
-    as_json: bool = typer.Option(
-        False, "--json", help="Same as --format json: the pack and its metadata as one document."
-    ),
-    as_of: int | None = typer.Option(
-        None, "--as-of", help="Composition time, epoch seconds (default: now)."
-    ),
-    event: str = typer.Option("manual", "--event", help="Trigger event (manual, file_saved...)."),
-    role: str | None = typer.Option(None, "--role", help="Agent role, if any."),
-    no_cache: bool = typer.Option(False, "--no-cache", help="Do not read or write the cache."),
-    repo: Path = REPO_OPTION,
-) -> None:
-    """Compose a context pack for TASK under a hard token budget."""
-    code = run_compose(
-        task,
-        budget=budget,
-        model=model,
-        base=base,
-        diff=diff,
-        files=files,
-        fmt=fmt,
-        explain=explain,
-        verbose=verbose,
-        dry_run=dry_run,
-        reveal=reveal,
-        output=output,
-        as_json=as_json,
-        as_of=as_of,
-        event=event,
-        role=role,
-        no_cache=no_cache,
-        repo=repo,
-    )
-    if code:
-        raise typer.Exit(code)
+compose_cmd = typer_command(
+    COMPOSE_CLI,
+    run_compose,
+    name="compose_cmd",
+    doc="Compose a context pack for TASK under a hard token budget.",
+)
 
 
 def explain_cmd(

@@ -3,12 +3,16 @@
 Agents call ``librarian compose TASK --budget N`` in a loop, each call a fresh
 process. Going through typer costs that process the import of typer and click and,
 when the options are parsed, one pydantic ``TypeAdapter`` per option (about a third
-of a second on a 2-core machine). ``run_compose`` is the command itself (the typer
-command in ``compose_cmds`` calls it), and ``quick_compose`` runs it on a command
-line it fully understands: the task and the command's options, each given as
-``--opt VALUE``, ``--opt=VALUE`` or ``-o VALUE``, with well-formed numbers. Anything
-else (``--help``, an unknown or repeated option, a missing or bad value, ``--``)
-returns None and the caller goes through typer, which prints its usual messages.
+of a second on a 2-core machine). ``run_compose`` is the command itself: it builds
+the :class:`~codelibrarian.requests.ComposeRequest` (where every value is
+checked) and runs it. The typer command (``compose_cmds``) and ``quick_compose``
+both call it, and both are derived from one list of options, :data:`COMPOSE_CLI`
+(the request's options the CLI spells, then the command's own: ``cli/options.py``).
+``quick_compose`` runs it on a command line it fully understands: the task and the
+command's options, each given as ``--opt VALUE``, ``--opt=VALUE`` or ``-o VALUE``,
+with well-formed numbers. Anything else (``--help``, an unknown or repeated option,
+a missing or bad value, ``--``) returns None and the caller goes through typer,
+which prints its usual messages.
 Both paths run the same code on the same values, so they print the same bytes.
 """
 
@@ -22,6 +26,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import LibrarianError, UsageError
+from ..options import Option
+from ..requests import COMPOSE_OPTIONS, ComposeRequest
 from ._output import (
     err_console,
     open_librarian,
@@ -32,43 +38,47 @@ from ._output import (
     resolve_repo,
     run_reporting,
 )
+from .options import REPO, cli_rows, quick_table
 
 if TYPE_CHECKING:  # the facade pulls in the index and composer: import it on use
     from ..api import ComposeResult, Librarian
 
-__all__ = ["parse_compose", "quick_compose", "run_compose"]
+__all__ = ["COMPOSE_CLI", "parse_compose", "quick_compose", "run_compose"]
 
-#: options that take a value: spelling -> parameter of ``run_compose``
-_VALUED = {
-    "--budget": "budget",
-    "-b": "budget",
-    "--model": "model",
-    "-m": "model",
-    "--base": "base",
-    "--diff": "diff",
-    "--files": "files",
-    "-f": "files",
-    "--format": "fmt",
-    "--output": "output",
-    "-o": "output",
-    "--as-of": "as_of",
-    "--event": "event",
-    "--role": "role",
-    "--repo": "repo",
-    "-C": "repo",
-}
-#: flags: spelling -> parameter
-_FLAGS = {
-    "--explain": "explain",
-    "--verbose": "verbose",
-    "-v": "verbose",
-    "--dry-run": "dry_run",
-    "--reveal": "reveal",
-    "--json": "as_json",
-    "--no-cache": "no_cache",
-}
-_INTS = frozenset({"budget", "as_of"})
-_PATHS = frozenset({"diff", "output", "repo"})
+#: ``librarian compose``'s options: the request's, then those of the command itself
+COMPOSE_CLI: tuple[Option, ...] = cli_rows(
+    COMPOSE_OPTIONS,
+    (
+        Option(
+            "diff",
+            "path",
+            "Current change = this unified diff file (excludes --base).",
+            flags=("--diff",),
+        ),
+        Option("explain", "flag", "Print the explanation to stderr.", False, flags=("--explain",)),
+        Option(
+            "verbose", "flag", "List every artifact (stderr).", False, flags=("--verbose", "-v")
+        ),
+        Option(
+            "dry_run",
+            "flag",
+            "Preview the selection; no pack, no cache, nothing recorded.",
+            False,
+            flags=("--dry-run",),
+        ),
+        Option("output", "path", "Write the pack here.", flags=("--output", "-o")),
+        Option(
+            "as_json",
+            "flag",
+            "Same as --format json: the pack and its metadata as one document.",
+            False,
+            flags=("--json",),
+        ),
+        Option("no_cache", "flag", "Do not read or write the cache.", False, flags=("--no-cache",)),
+        REPO,
+    ),
+)
+_QUICK = quick_table(COMPOSE_CLI)
 
 
 def _int(text: str) -> int | None:
@@ -83,7 +93,7 @@ def parse_compose(argv: Sequence[str]) -> dict[str, Any] | None:
     if len(argv) < 2 or argv[0] != "compose":
         return None
     args: dict[str, Any] = {}
-    files: list[str] = []
+    lists: dict[str, list[str]] = {}
     task: str | None = None
     i = 1
     while i < len(argv):
@@ -95,13 +105,13 @@ def parse_compose(argv: Sequence[str]) -> dict[str, Any] | None:
             task = arg
             continue
         name, eq, value = arg.partition("=") if arg.startswith("--") else (arg, "", "")
-        if name in _FLAGS and not eq:
-            key = _FLAGS[name]
+        if name in _QUICK.flags and not eq:
+            key = _QUICK.flags[name]
             if key in args:
                 return None
             args[key] = True
             continue
-        key = _VALUED.get(name, "")
+        key = _QUICK.valued.get(name, "")
         if not key:
             return None  # --help, an unknown option, -b8000 and the like
         if not eq:
@@ -109,23 +119,22 @@ def parse_compose(argv: Sequence[str]) -> dict[str, Any] | None:
                 return None
             value = argv[i]
             i += 1
-        if key == "files":
-            files.append(value)
+        if key in _QUICK.repeated:
+            lists.setdefault(key, []).append(value)
             continue
         if key in args:
             return None
-        if key in _INTS:
+        if key in _QUICK.ints:
             number = _int(value)
             if number is None:
                 return None
             args[key] = number
         else:
-            args[key] = Path(value) if key in _PATHS else value
+            args[key] = Path(value) if key in _QUICK.paths else value
     if task is None:
         return None
-    if files:
-        args["files"] = tuple(files)
-    return {"task": task, **args}
+    args.update((key, tuple(values)) for key, values in lists.items())
+    return {_QUICK.argument: task, **args}
 
 
 def quick_compose(argv: list[str]) -> int | None:
@@ -154,69 +163,48 @@ def _verbose_lines(result: ComposeResult, *, reveal: bool) -> list[str]:
     return lines
 
 
-def run_compose(
-    task: str,
-    *,
-    budget: int | None = None,
-    model: str | None = None,
-    base: str | None = None,
-    diff: Path | None = None,
-    files: Sequence[str] = (),
-    fmt: str | None = None,
-    explain: bool = False,
-    verbose: bool = False,
-    dry_run: bool = False,
-    reveal: bool = False,
-    output: Path | None = None,
-    as_json: bool = False,
-    as_of: int | None = None,
-    event: str = "manual",
-    role: str | None = None,
-    no_cache: bool = False,
-    repo: Path = Path(),
-) -> int:
-    """``librarian compose`` after its options are parsed; returns the exit code
+def run_compose(**values: Any) -> int:
+    """``librarian compose`` after its options are parsed (``values`` by the names of
+    :data:`COMPOSE_CLI`, the defaults left out or not); returns the exit code
     (library errors are reported here, on stdout as JSON or on stderr)."""
+    opts = {row.name: values.get(row.name, row.default) for row in COMPOSE_CLI}
+    fmt: str | None = opts["fmt"]
+    as_json: bool = opts["as_json"]
+    output: Path | None = opts["output"]
+    dry_run: bool = opts["dry_run"]
     try:
         if as_json and fmt not in (None, "json"):
             raise UsageError(f"--json and --format {fmt} exclude each other", hint="Give one.")
         fmt = "json" if as_json else fmt
         as_json = fmt == "json"
-        if base is not None and diff is not None:
-            raise UsageError("--base and --diff exclude each other", hint="Give one of them.")
-        from ..api import FORMATS
-
-        if fmt is not None and fmt not in FORMATS:
-            raise UsageError(f"unknown format {fmt!r}", hint=f"Use one of: {', '.join(FORMATS)}.")
+        diff_text = None
+        if opts["diff"] is not None:
+            # not stdin: a resident server answering this call has no terminal of its own
+            diff_text = read_input(opts["diff"], "diff", lenient=True, stdin=False)
+        request = ComposeRequest(
+            opts["task"],
+            budget=opts["budget"],
+            model=opts["model"],
+            base=opts["base"],
+            diff_text=diff_text,
+            files=opts["files"],
+            fmt=fmt,
+            as_of=int(time.time()) if opts["as_of"] is None else opts["as_of"],
+            agent_role=opts["agent_role"],
+            use_cache=not opts["no_cache"],
+            event=opts["event"],
+            record=not dry_run,
+            reveal=opts["reveal"],
+        )
         if output is not None:
             _check_output(output)
-        diff_text = None
-        if diff is not None:
-            # not stdin: a resident server answering this call has no terminal of its own
-            diff_text = read_input(diff, "diff", lenient=True, stdin=False)
-        lib: Librarian = open_librarian(resolve_repo(repo))
-        now = int(time.time()) if as_of is None else as_of
+        lib: Librarian = open_librarian(resolve_repo(opts["repo"]))
         with progress("indexing", None) as bar:
 
             def _tick(done: int, total: int) -> None:
                 bar.update(total=total, completed=done)
 
-            result = lib.compose(
-                task,
-                budget=budget,
-                model=model,
-                base=base,
-                diff_text=diff_text,
-                files=tuple(files),
-                fmt=fmt,  # type: ignore[arg-type]
-                as_of=now,
-                agent_role=role,
-                use_cache=not no_cache,
-                event=event,
-                record=not dry_run,
-                reveal=reveal,
-                progress=_tick,
-            )
+            result = lib.run_compose(request, progress=_tick)
         from ..api import after_reply
 
         after_reply(lambda: release_librarian(lib))  # a resident server: after its reply
@@ -227,6 +215,7 @@ def run_compose(
         err.print(f"warning: {warning}", markup=False, highlight=False)
     for d in result.degraded:  # said once, on stderr; --format json carries "degraded"
         err.print(f"note: {d.detail}", markup=False, highlight=False)
+    explain, verbose, reveal = opts["explain"], opts["verbose"], opts["reveal"]
     if explain or dry_run:
         err.print(result.explain_text(), markup=False, highlight=False)
     if verbose or dry_run or (explain and reveal):

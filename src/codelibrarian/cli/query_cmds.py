@@ -14,32 +14,30 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 import typer
 from rich.console import Console
 from rich.live import Live
 from rich.table import Table
 
-from ..errors import UsageError
+from ..options import Option
+from ..requests import QUERY_OPTIONS, QueryRequest
 from ._common import (
-    FORMAT_OPTION,
-    JSON_OPTION,
-    REPO_OPTION,
     err_console,
     json_mode,
     out_console,
     print_json,
     resolve_repo,
 )
+from .options import REPO, cli_rows, typer_command
 
 if TYPE_CHECKING:  # the pipeline pulls in the index and numpy: import it on use
     from ..query.pipeline import PipelineResult
     from ..query.report import PipelineDiagnosticReport, ProgressReporter
     from ..query.types import CancellationToken, QueryDepth
 
-__all__ = ["register", "render_report", "render_results"]
+__all__ = ["QUERY_CLI", "register", "render_report", "render_results", "run_query_cmd"]
 
 _STATUS_STYLE = {
     "pending": "dim",
@@ -145,88 +143,64 @@ def _cancel_on_interrupt(token: CancellationToken) -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
+#: ``librarian query``'s options: the request's, then those of the command itself
+QUERY_CLI: tuple[Option, ...] = cli_rows(
+    QUERY_OPTIONS,
+    (
+        REPO,
+        Option("as_json", "flag", "Print one JSON document on stdout.", False, flags=("--json",)),
+        Option("fmt", "text", "Output format; `--format json` is `--json`.", flags=("--format",)),
+    ),
+)
+
+
 def register(app: typer.Typer) -> None:
     """Register ``librarian query`` on ``app``."""
-
-    @app.command("query")
-    def query_cmd(
-        intent: str = typer.Argument(..., help="What you are looking for, in words."),
-        *,
-        depth: str = typer.Option(
-            "L1", "--depth", help="L0 retrieval only; L1..L3 graph hops of expansion."
-        ),
-        limit: int = typer.Option(10, "--limit", "-n", min=1, max=200, help="Files to return."),
-        budget: int | None = typer.Option(
-            None, "--budget", min=1, help="Cap on the summed tokens of the cited chunks."
-        ),
-        as_of: int | None = typer.Option(
-            None, "--as-of", help="Epoch seconds recency is measured against (default: now)."
-        ),
-        semantic: bool = typer.Option(
-            False,
-            "--semantic/--no-semantic",
-            help=(
-                "Add dense vectors (needs the embedding model, installed on Linux x86-64;"
-                " off by default)."
-            ),
-        ),
-        llm: bool = typer.Option(
-            False,
-            "--llm",
-            help="Discover an LLM provider for reranking (default: only when "
-            "LIBRARIAN_LLM_PROVIDER is set).",
-        ),
-        summary: bool = typer.Option(
-            False, "--summary", help="Ask the LLM provider for a short summary."
-        ),
-        repo: Path = REPO_OPTION,
-        as_json: bool = JSON_OPTION,
-        fmt: str | None = FORMAT_OPTION,
-    ) -> None:
-        """Ranked files with citations for an intent, with per-stage diagnostics."""
-        as_json = json_mode(as_json, fmt)
-        from ..api import Librarian
-        from ..query.report import ProgressReporter
-        from ..query.types import (
-            DEPTHS,
-            STAGE_NAMES,
-            CancellationToken,
-            LibrarianQuery,
-            query_id_for,
+    app.command("query")(
+        typer_command(
+            QUERY_CLI,
+            run_query_cmd,
+            name="query_cmd",
+            doc="Ranked files with citations for an intent, with per-stage diagnostics.",
         )
+    )
 
-        if depth not in DEPTHS:
-            raise UsageError(f"unknown depth {depth!r}.", hint="Use --depth L0, L1, L2 or L3.")
-        root = resolve_repo(repo)
-        qdepth: QueryDepth = depth  # narrowed by the DEPTHS check above
-        when = int(time.time()) if as_of is None else as_of
-        lib = Librarian(root)
-        # the live report echoes the intent: show it as the pipeline will see it
-        shown = lib.gate.clean(intent, surface="query", kind="intent")
-        query = LibrarianQuery(shown, qdepth, limit, when, budget)
-        reporter = ProgressReporter(query_id_for(query), shown, STAGE_NAMES)
-        cancel = CancellationToken()
-        with (
-            lib,
-            _cancel_on_interrupt(cancel),
-            _live(reporter, enabled=not as_json and sys.stderr.isatty()),
-        ):
-            result = lib.query(
-                intent,
-                depth=qdepth,
-                limit=limit,
-                budget=budget,
-                as_of=when,
-                semantic=semantic,
-                llm=llm,
-                summarize=summary,
-                reporter=reporter,
-                cancel=cancel,
-            ).pipeline
-        if as_json:
-            print_json({"ok": result.response is not None, **result.to_dict()})
-        else:
-            render_results(result, out_console())
-            render_report(result, err_console())
-        if result.response is None:
-            raise typer.Exit(8)
+
+def run_query_cmd(**values: Any) -> int:
+    """``librarian query`` after its options are parsed (``values`` by the names of
+    :data:`QUERY_CLI`); returns the exit code."""
+    opts = {row.name: values.get(row.name, row.default) for row in QUERY_CLI}
+    as_json = json_mode(opts["as_json"], opts["fmt"])
+    from ..api import Librarian
+    from ..query.report import ProgressReporter
+    from ..query.types import STAGE_NAMES, CancellationToken, LibrarianQuery, query_id_for
+
+    request = QueryRequest(
+        opts["intent"],
+        depth=opts["depth"],
+        limit=opts["limit"],
+        budget=opts["budget"],
+        as_of=int(time.time()) if opts["as_of"] is None else opts["as_of"],
+        semantic=opts["semantic"],
+        llm=opts["llm"],
+        summarize=opts["summarize"],
+    )
+    lib = Librarian(resolve_repo(opts["repo"]))
+    # the live report echoes the intent: show it as the pipeline will see it
+    shown = lib.gate.clean(request.intent, surface="query", kind="intent")
+    depth = cast("QueryDepth", request.depth)
+    query = LibrarianQuery(shown, depth, request.limit, request.as_of or 0, request.budget)
+    reporter = ProgressReporter(query_id_for(query), shown, STAGE_NAMES)
+    cancel = CancellationToken()
+    with (
+        lib,
+        _cancel_on_interrupt(cancel),
+        _live(reporter, enabled=not as_json and sys.stderr.isatty()),
+    ):
+        result = lib.run_query(request, reporter=reporter, cancel=cancel).pipeline
+    if as_json:
+        print_json({"ok": result.response is not None, **result.to_dict()})
+    else:
+        render_results(result, out_console())
+        render_report(result, err_console())
+    return 0 if result.response is not None else 8

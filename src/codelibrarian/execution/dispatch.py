@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..errors import LibrarianError
+from ..requests import ComposeRequest
 from ..techniques.contracts import ContractCheck, ContractValidator
 from ..techniques.primitives import Primitive
 from .builtins import BuiltinContext, BuiltinFn, CancelToken, StepCancelled
@@ -205,7 +206,7 @@ class Dispatcher:
             if (root / f).is_file() and not env.ws.is_sensitive(f)
         )
         now_ms = env.clock_ms()
-        result = env.composer.compose(
+        request = ComposeRequest(
             query,
             budget=recipe.budget,
             files=files,
@@ -214,6 +215,7 @@ class Dispatcher:
             event="agent_request",
             lanes=recipe.all_lanes,
         )
+        result = env.composer.compose(request)
         text = gate_text(result.text)
         store = env.store
         run_id = self.meta.run_id

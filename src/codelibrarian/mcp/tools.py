@@ -18,12 +18,15 @@ from __future__ import annotations
 import contextlib
 from collections import Counter
 from collections.abc import Callable
+from dataclasses import replace
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field
 
-from ..errors import BudgetInfeasible
+from ..errors import BudgetInfeasible, UsageError
+from ..requests import COMPOSE_OPTIONS, QUERY_OPTIONS, ComposeRequest, QueryRequest
 from ..tokens import Tokenizer, get_tokenizer
+from .args import arg
 from .budget import (
     MIN_MAX_TOKENS,
     Reduction,
@@ -58,25 +61,15 @@ DEFAULT_MAX_TOKENS = {
     "explain_decision": 2000,
     "index_status": 600,
 }
-AsOfArg = Annotated[
-    int | None,
-    Field(
-        ge=0,
-        description="Epoch seconds that recency is measured against (default: now); "
-        "pass the same value to reproduce a result.",
-    ),
-]
 #: tokens kept aside for the result's metadata around a composed pack (at most)
 _COMPOSE_RESERVE = 400
-
-ModelArg = Annotated[
-    str | None,
-    Field(
-        max_length=100,
-        description="Target model; picks the tokenizer that counts the budget "
-        "(default: the workspace's [compose] model, gpt-4o).",
-    ),
-]
+#: the pack formats a tool offers (its answer is a JSON document already)
+_PACK_FORMATS = ("markdown", "xml", "plain")
+_FORMAT = replace(COMPOSE_OPTIONS["fmt"], choices=_PACK_FORMATS)
+_MODEL = COMPOSE_OPTIONS["model"]
+_AS_OF = COMPOSE_OPTIONS["as_of"]
+#: the model whose tokenizer counts a tool's result (every tool takes it)
+ModelArg = Annotated[str | None, arg(_MODEL, max_length=100)]
 
 
 def _max_tokens(tool: str) -> Any:
@@ -114,62 +107,40 @@ def _finish(
 def compose_context(
     lib: Librarian,
     *,
-    task: Annotated[
-        str,
-        Field(
-            min_length=1,
-            max_length=4000,
-            description="What the agent is about to do, in words "
-            "(e.g. 'add retry with backoff to the HTTP client').",
-        ),
-    ],
+    task: Annotated[str, arg(COMPOSE_OPTIONS["task"], max_length=4000)],
     max_tokens: Annotated[int, _max_tokens("compose_context")] = DEFAULT_MAX_TOKENS[
         "compose_context"
     ],
     model: ModelArg = None,
-    base: Annotated[
-        str | None,
-        Field(
-            max_length=200,
-            description="Git revision the current change is measured against "
-            "(default: staged + unstaged changes against HEAD).",
-        ),
-    ] = None,
+    base: Annotated[str | None, arg(COMPOSE_OPTIONS["base"], max_length=200)] = None,
     files: Annotated[
         tuple[Annotated[str, Field(min_length=1, max_length=500)], ...],
-        Field(
-            max_length=50,
-            description="Repository-relative paths the agent is working on.",
-        ),
+        arg(COMPOSE_OPTIONS["files"], max_length=50),
     ] = (),
-    format: Annotated[
-        Literal["markdown", "xml", "plain"],
-        Field(description="How the pack text is rendered."),
-    ] = "markdown",
-    agent_role: Annotated[
-        str | None,
-        Field(max_length=50, description="The asking agent's role, if any."),
-    ] = None,
-    as_of: AsOfArg = None,
+    format: Annotated[str, arg(_FORMAT)] = "markdown",
+    agent_role: Annotated[str | None, arg(COMPOSE_OPTIONS["agent_role"], max_length=50)] = None,
+    as_of: Annotated[int | None, arg(_AS_OF)] = None,
 ) -> str:
     """Compose a context pack for a task: the change in progress, rules, structure and the
     most relevant code, selected and rendered under the token budget, with a decision id
     that explain_decision can explain."""
-    tok = _tokenizer(lib, model)
+    _FORMAT.check(format)
     budget = max_tokens - min(_COMPOSE_RESERVE, max(96, max_tokens // 4))
+    request = ComposeRequest(
+        task,
+        budget=budget,
+        model=model,
+        base=base,
+        files=files,
+        fmt=format,
+        agent_role=agent_role,
+        as_of=as_of,
+        event="agent_request",
+    )
+    tok = _tokenizer(lib, model)
 
     def run(pack_budget: int) -> dict[str, Any]:
-        result = lib.compose(
-            task,
-            budget=pack_budget,
-            model=model,
-            base=base,
-            files=tuple(files),
-            fmt=format,
-            agent_role=agent_role,
-            as_of=as_of,
-            event="agent_request",
-        )
+        result = lib.run_compose(replace(request, budget=pack_budget))
         reasons = Counter(r.reason for r in result.rejected)
         return {
             "decision_id": result.decision_id,
@@ -199,10 +170,12 @@ def compose_context(
     over = tok.count(render(doc)) - max_tokens
     if over > 0:
         # JSON escaping and the artifact list cost more than the reserve: compose
-        # once more with that much less, so the pack stays whole rather than cut.
+        # once more with that much less, so the pack stays whole rather than cut
+        # (a budget too small for the pinned change, or for any pack, keeps the
+        # first pack, cut below)
         smaller = budget - over - 16
         if smaller >= 16:
-            with contextlib.suppress(BudgetInfeasible):  # else keep the first pack, cut below
+            with contextlib.suppress(BudgetInfeasible, UsageError):
                 doc = run(smaller)
     return _finish(
         lib,
@@ -221,48 +194,21 @@ def compose_context(
 def query_codebase(
     lib: Librarian,
     *,
-    intent: Annotated[
-        str,
-        Field(
-            min_length=1,
-            max_length=2000,
-            description="What you are looking for, in words "
-            "(e.g. 'where are HTTP retries configured').",
-        ),
-    ],
+    intent: Annotated[str, arg(QUERY_OPTIONS["intent"], max_length=2000)],
     max_tokens: Annotated[int, _max_tokens("query_codebase")] = DEFAULT_MAX_TOKENS[
         "query_codebase"
     ],
-    limit: Annotated[int, Field(ge=1, le=50, description="Most files to return.")] = 10,
-    depth: Annotated[
-        Literal["L0", "L1", "L2", "L3"],
-        Field(
-            description="L0: text retrieval only; L1-L3: that many hops of import/reference "
-            "graph expansion.",
-        ),
-    ] = "L1",
-    include_code: Annotated[
-        bool,
-        Field(
-            description="Include the text of the cited code (secrets redacted), "
-            "best-ranked first, as far as the budget allows.",
-        ),
-    ] = True,
-    semantic: Annotated[
-        bool,
-        Field(
-            description="Add dense vectors (needs the embedding model, installed on Linux "
-            "x86-64; off by default: no consistent recall gain was measured)."
-        ),
-    ] = False,
+    limit: Annotated[int, arg(QUERY_OPTIONS["limit"])] = QUERY_OPTIONS["limit"].default,
+    depth: Annotated[str, arg(QUERY_OPTIONS["depth"])] = QUERY_OPTIONS["depth"].default,
+    include_code: Annotated[bool, arg(QUERY_OPTIONS["with_code"])] = True,
+    semantic: Annotated[bool, arg(QUERY_OPTIONS["semantic"])] = QUERY_OPTIONS["semantic"].default,
     model: ModelArg = None,
-    as_of: AsOfArg = None,
+    as_of: Annotated[int | None, arg(_AS_OF)] = None,
 ) -> str:
     """Search the codebase: ranked files with the line ranges (and code) that matched, from
     the six-stage query pipeline (retrieval, graph expansion, scoring, reranking, defeater
     check, synthesis)."""
-    tok = _tokenizer(lib, model)
-    result = lib.query(
+    request = QueryRequest(
         intent,
         depth=depth,
         limit=limit,
@@ -271,6 +217,8 @@ def query_codebase(
         with_code=include_code,
         as_of=as_of,
     )
+    tok = _tokenizer(lib, model)
+    result = lib.run_query(request)
     code = {s.chunk_id: s.text for s in result.snippets}
     response = result.pipeline.response
     results: list[dict[str, Any]] = []

@@ -24,7 +24,6 @@ from ..composer.determinism import digest
 from ..errors import NotFound
 from ..service.workspace import check_text, now_or
 from ..tokens import get_tokenizer
-from ..trigger import Trigger
 from ..workspace.git import head_commit, is_git_repo, working_diff
 from .assemble import PackEnv, PackRequest, assemble_pack, refresh_pack
 from .budgets import (
@@ -245,14 +244,11 @@ def make_pack(
     model = model or lib.config.compose.model
     tokenizer = get_tokenizer(model)
     lib.ensure_index(refresh=True)
-    is_git = is_git_repo(lib.root)
-    trigger = Trigger.create(
+    trigger = lib.trigger(
         " ".join((goal, *acceptance)),
         as_of=now,
         event="agent_request",
         files=files,
-        no_change=not is_git,
-        commitish=head_commit(lib.root) if is_git else None,
         model=model,
         agent_role=agent,
     )

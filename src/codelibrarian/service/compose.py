@@ -1,16 +1,19 @@
 """The composer's service: the imperative shell around the pure ``composer`` package.
 
-It turns a task into a :class:`~codelibrarian.trigger.Trigger` (reading the clock
-only when the caller gives no ``as_of``), gathers candidates from every source,
-applies the policy engine, shapes the lane budget, runs the pure composer (through
-the memory + disk cache), records the path-free decision and, beside it, the
-private replay inputs (the sidecar). ``explain`` and ``replay`` read them back.
+It runs a :class:`~codelibrarian.requests.ComposeRequest`: resolves it against the
+workspace (``resolve.py``: defaults, the smallest pack, signal names), turns the
+task into a :class:`~codelibrarian.trigger.Trigger` (``WorkspaceSession.trigger``;
+the clock is read only when the caller gives no ``as_of``), gathers candidates from
+every source, applies the policy engine, shapes the lane budget, runs the pure
+composer (through the memory + disk cache), records the path-free decision and,
+beside it, the private replay inputs (the sidecar). ``explain`` and ``replay`` read
+them back.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, cast
@@ -27,10 +30,11 @@ from ..composer import (
 from ..composer import replay as replay_record
 from ..composer.types import Format
 from ..config import LANES, BudgetConfig, LaneBudget
-from ..errors import NotFound, UsageError
+from ..errors import NotFound
 from ..gate import GateDecision, RedactionLog, SecretGate
 from ..persist import DecisionLog, DiskCache, TieredCache
 from ..policy_engine import PolicyOutcome
+from ..requests import ComposeRequest
 from ..sources import SourceContext
 from ..sources.local import changed_line_count
 from ..tokens import Tokenizer, encoding_for_model, get_tokenizer, is_known_model
@@ -39,20 +43,17 @@ from ..vitals import VitalsSnapshot, measure, relevance_delta
 from ..workspace.git import FileDiff
 from ..workspace.private import private_write
 from .later import after_reply, pending, queued, wait_recorded
+from .resolve import resolve
 from .results import ComposeResult, PackedArtifact, RejectedArtifact, ReplayResult
-from .workspace import WorkspaceSession, check_text, now_or
+from .workspace import WorkspaceSession, now_or
 
 __all__ = [
-    "FORMATS",
     "ComposeService",
     "Gathered",
     "Prepared",
     "shape_budget",
 ]
 
-FORMATS: tuple[str, ...] = ("markdown", "xml", "json", "plain")
-#: the largest budget accepted (no model reads more than this in one context)
-MAX_BUDGET = 10_000_000
 #: lanes that may take the budget other lanes cannot use
 _ELASTIC = ("retrieved", "structure")
 _DEFAULT_TOTAL = 8000
@@ -160,49 +161,20 @@ class ComposeService:
     # -------------------------------------------------------------- compose
 
     def compose(
-        self,
-        task: str,
-        *,
-        budget: int | None = None,
-        model: str | None = None,
-        base: str | None = None,
-        diff_text: str | None = None,
-        files: Iterable[str] = (),
-        fmt: str | None = None,
-        as_of: int | None = None,
-        agent_role: str | None = None,
-        use_cache: bool = True,
-        event: str = "manual",
-        refresh: bool = True,
-        record: bool = True,
-        reveal: bool = False,
-        progress: Callable[[int, int], None] | None = None,
-        lanes: Sequence[str] | None = None,
+        self, request: ComposeRequest, *, progress: Callable[[int, int], None] | None = None
     ) -> ComposeResult:
-        """Compose a pack for ``task`` (see :meth:`codelibrarian.api.Librarian.compose`).
-
-        ``lanes`` keeps only those lanes' candidates (a workflow step's context
-        recipe names them; the policy lane's exclusions apply regardless).
-        """
-        config = self.ws.config
-        fmt = fmt or config.compose.format
-        if fmt not in FORMATS:
-            raise UsageError(f"unknown format {fmt!r}", hint=f"Use one of: {', '.join(FORMATS)}.")
-        total = config.budget.total_tokens if budget is None else int(budget)
-        if total <= 0:
-            raise UsageError("the budget must be a positive number of tokens")
-        if total > MAX_BUDGET:
-            raise UsageError(
-                f"the budget must be at most {MAX_BUDGET:,} tokens (got {total:,})",
-                hint="No model reads more; ask for less.",
-            )
-        task = check_text(task, "task")
-        model = model or config.compose.model
-        now = now_or(as_of)
-        explicit = self.ws.resolve_files(files)
+        """Compose the pack ``request`` asks for (see
+        :meth:`codelibrarian.api.Librarian.compose`); ``progress(done, total)`` follows
+        a first index."""
+        settings = resolve(request, self.ws.config)
+        fmt, total, model = settings.fmt, settings.total, settings.model
+        task = request.task
+        now = now_or(request.as_of)
+        explicit = self.ws.resolve_files(request.files)
+        diff_text = request.diff_text
         first_task, first_files = _first_pack_hints(task, explicit, diff_text)
         readiness = self.ws.ensure_index(
-            refresh=refresh, progress=progress, task=first_task, files=first_files
+            refresh=request.refresh, progress=progress, task=first_task, files=first_files
         )
         warnings = list(self.ws.file_warnings(explicit, self.ws.open_store()))
         if not is_known_model(model):
@@ -217,36 +189,41 @@ class ComposeService:
         task = gate.clean(task, surface="trigger", kind="task", log=intake)
         if diff_text is not None:
             diff_text = gate.clean_diff(diff_text, surface="trigger", log=intake)
-        is_git = self.ws.is_git()
-        trigger = Trigger.create(
+        trigger = self.ws.trigger(
             task,
             as_of=now,
-            event=event,
+            event=request.event,
             files=explicit,
-            base=base,
+            base=request.base,
             diff_text=diff_text,
-            no_change=not is_git and diff_text is None,
-            commitish=self.ws.head(refreshed=refresh),
             model=model,
-            agent_role=agent_role,
+            agent_role=request.agent_role,
+            refreshed=request.refresh,
         )
         result = self.compose_trigger(
             trigger,
             total=total,
             fmt=fmt,
-            use_cache=use_cache and record,
-            record=record,
-            reveal=reveal,
-            lanes=lanes,
+            use_cache=request.use_cache and request.record,
+            record=request.record,
+            reveal=request.reveal,
+            lanes=request.lanes,
+            signals_off=request.signals_off,
             warnings=tuple(warnings),
             intake=tuple(intake.decisions),
         )
         degraded = readiness.degradations()
         return replace(result, degraded=degraded) if degraded else result
 
-    def gather(self, trigger: Trigger, total: int, lanes: Sequence[str] | None = None) -> Gathered:
+    def gather(
+        self,
+        trigger: Trigger,
+        total: int,
+        lanes: Sequence[str] | None = None,
+        signals_off: frozenset[str] = frozenset(),
+    ) -> Gathered:
         """Every source's candidates for ``trigger`` under ``total`` tokens (only
-        ``lanes``' candidates when given)."""
+        ``lanes``' candidates when given; ``signals_off`` ranking signals switched off)."""
         ws = self.ws
         ws.state.ensure()
         store = ws.open_store()
@@ -267,8 +244,8 @@ class ComposeService:
             is_sensitive=ws.is_sensitive,
         )
         ctx.memo["shared"] = memo
-        if ws.ablate:
-            ctx.memo["ablate"] = ws.ablate
+        if signals_off:
+            ctx.memo["ablate"] = signals_off
         ctx.share_texts(memo.setdefault("texts", {}), memo.setdefault("lines", {}))
         vitals = measure(
             changed_lines=changed_line_count(changes),
@@ -302,9 +279,15 @@ class ComposeService:
             stages = (*stages, ("map", share.reason()))
         return Gathered(tuple(adjusted), vitals, changes, store, read, stages)
 
-    def prepare(self, trigger: Trigger, total: int, lanes: Sequence[str] | None = None) -> Prepared:
+    def prepare(
+        self,
+        trigger: Trigger,
+        total: int,
+        lanes: Sequence[str] | None = None,
+        signals_off: frozenset[str] = frozenset(),
+    ) -> Prepared:
         """Gather, apply the policy engine, shape the budget and build the context."""
-        gathered = self.gather(trigger, total, lanes)
+        gathered = self.gather(trigger, total, lanes, signals_off)
         config = self.ws.config
         outcome = self.ws.policy.apply(gathered.candidates, budget=total, read=gathered.read)
         after_reply(self.ws.save_scans)
@@ -357,13 +340,14 @@ class ComposeService:
         record: bool,
         reveal: bool,
         lanes: Sequence[str] | None = None,
+        signals_off: frozenset[str] = frozenset(),
         warnings: tuple[str, ...] = (),
         intake: tuple[GateDecision, ...] = (),
     ) -> ComposeResult:
         """Compose ``trigger`` under ``total``; record the decision when ``record``."""
         state = self.ws.state
         tokenizer = get_tokenizer(trigger.model)
-        prep = self.prepare(trigger, total, lanes)
+        prep = self.prepare(trigger, total, lanes, signals_off)
         caps = self.ws.config.state
         disk = DiskCache(
             state.cache_dir,
@@ -383,7 +367,9 @@ class ComposeService:
         )
         text, swept = _sweep(self.ws.gate, composition.text, tokenizer, total)
         decision_id = composition.decision_id if record else None
-        warnings = (*warnings, *_empty_pack_warning(composition, prep, total))
+        if not composition.rendered:
+            indexed = len(self.ws.indexed_files(prep.store))
+            warnings = (*warnings, _empty_pack_warning(prep, total, indexed))
         result = _result(
             composition=composition,
             candidates=prep.candidates,
@@ -400,7 +386,15 @@ class ComposeService:
         )
         result = replace(result, locate=prep.locate)
         if decision_id is not None:
-            self._record(composition, trigger, result, total=total, fmt=fmt, lanes=lanes)
+            self._record(
+                composition,
+                trigger,
+                result,
+                total=total,
+                fmt=fmt,
+                lanes=lanes,
+                signals_off=signals_off,
+            )
         return result
 
     def _record(
@@ -412,6 +406,7 @@ class ComposeService:
         total: int,
         fmt: str,
         lanes: Sequence[str] | None,
+        signals_off: frozenset[str],
     ) -> None:
         """Record the decision and its replay inputs: now, or after a resident server's
         reply (``later.py``; nothing recorded changes the answer)."""
@@ -430,6 +425,7 @@ class ComposeService:
                     files=result.files,
                     lanes=lanes,
                     locate=result.locate,
+                    signals_off=signals_off,
                 )
                 ws.bound_state()  # and after, so the folder ends within its size cap
             finally:
@@ -455,6 +451,7 @@ class ComposeService:
         files: Sequence[str],
         lanes: Sequence[str] | None = None,
         locate: Sequence[tuple[str, str]] = (),
+        signals_off: frozenset[str] = frozenset(),
     ) -> None:
         """Private replay inputs (task, diff, files) and the files the pack showed.
 
@@ -472,6 +469,8 @@ class ComposeService:
             data["lanes"] = list(lanes)
         if locate:
             data["locate"] = [list(stage) for stage in locate]
+        if signals_off:
+            data["signals_off"] = sorted(signals_off)
         data = self.ws.gate.clean_value(data, surface="sidecar")
         private_write(path, json.dumps(data, sort_keys=True) + "\n")
 
@@ -539,8 +538,9 @@ class ComposeService:
         trigger = Trigger.from_dict(side["trigger"])
         total = int(side["budget"])
         lanes = side.get("lanes")
+        signals_off = frozenset(side.get("signals_off", ()))
         self.ws.ensure_index(refresh=True)
-        prep = self.prepare(trigger, total, lanes)
+        prep = self.prepare(trigger, total, lanes, signals_off)
         differences: list[str] = []
         recorded_extra = rec.get("extra", {})
         for key, value in prep.context.extra:
@@ -646,16 +646,28 @@ def _sweep(
     return clean, tuple(log.decisions)
 
 
-def _empty_pack_warning(composition: Composition, prep: Prepared, total: int) -> tuple[str, ...]:
-    """A warning when nothing was selected, saying why and what to do."""
-    if composition.rendered:
-        return ()
+def _empty_pack_warning(prep: Prepared, total: int, indexed: int) -> str:
+    """Why nothing was selected, and what to do (``indexed``: files in the index)."""
     excluded = {ident for ident, _ in prep.outcome.excluded_rules}
     sizes = [c.token_estimate for c in prep.candidates if c.id not in excluded]
-    if not sizes:
-        return ("the pack is empty: nothing in the workspace matched (is the index empty?)",)
+    if sizes:
+        return (
+            f"the pack is empty: a budget of {total} tokens is too small for any of the "
+            f"{len(sizes)} candidates (the smallest needs about {min(sizes)} tokens); "
+            "raise the budget"
+        )
+    if not indexed:
+        return (
+            "the pack is empty: the index holds no files (are they all ignored? "
+            "`librarian scan` lists what is read and what is skipped)"
+        )
+    if prep.candidates:
+        return (
+            f"the pack is empty: the policy excludes every one of the {len(prep.candidates)} "
+            "candidates"
+        )
+    files = f"{indexed} indexed file{'' if indexed == 1 else 's'}"
     return (
-        f"the pack is empty: a budget of {total} tokens is too small for any of the "
-        f"{len(sizes)} candidates (the smallest needs about {min(sizes)} tokens); "
-        "raise the budget",
+        f"the pack is empty: nothing in the {files} matched the task; name the files "
+        "it is about, or use the code's own words"
     )

@@ -43,6 +43,7 @@ from ..planning.semantic import (
     composition_texts,
     pattern_texts,
 )
+from ..requests import ComposeRequest
 from .workspace import WorkspaceSession, now_or
 
 if TYPE_CHECKING:
@@ -238,7 +239,7 @@ def _step_contexts(
             recipe.render_query(env) or text, recipe.budget, recipe.role, recipe.pinned_files(env)
         )
         if req not in memo:
-            result = composer.compose(
+            request = ComposeRequest(
                 req.query,
                 budget=req.budget,
                 model=model,
@@ -249,6 +250,7 @@ def _step_contexts(
                 record=False,
                 event="agent_request",
             )
+            result = composer.compose(request)
             memo[req] = (result.tokens, len(result.files))
         tokens, files = memo[req]
         out[step.step_id] = StepContext(

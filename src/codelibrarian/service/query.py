@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
-from ..errors import LibrarianError, UnverifiedByTrace, UsageError
+from ..errors import LibrarianError, UnverifiedByTrace
 from ..gate import RedactionLog
+from ..requests import QueryRequest
 from ..workspace.files import read_text
-from .workspace import WorkspaceSession, check_text, now_or
+from .workspace import WorkspaceSession, now_or
 
 if TYPE_CHECKING:
     from ..query.pipeline import PipelineResult
@@ -85,51 +86,39 @@ class QueryResult:
 
 def run_query(
     ws: WorkspaceSession,
-    intent: str,
+    request: QueryRequest,
     *,
-    depth: QueryDepth = "L1",
-    limit: int = 10,
-    budget: int | None = None,
-    as_of: int | None = None,
-    semantic: bool = False,
-    llm: bool = False,
-    summarize: bool = False,
-    with_code: bool = False,
-    refresh: bool = True,
-    build: bool = True,
     reporter: ProgressReporter | None = None,
     cancel: CancellationToken | None = None,
 ) -> QueryResult:
-    """Run the pipeline (see :meth:`codelibrarian.api.Librarian.query`)."""
+    """Run the pipeline for ``request`` (see :meth:`codelibrarian.api.Librarian.query`)."""
     from ..query.capabilities import DEFAULT_FEATURES, FEATURES
     from ..query.pipeline import QuerySession, resolve_llm
-    from ..query.types import DEPTHS
 
-    if depth not in DEPTHS:
-        raise UsageError(f"unknown depth {depth!r}", hint="Use L0, L1, L2 or L3.")
-    if limit < 1:
-        raise UsageError("limit must be at least 1", hint="Ask for 10 files, say.")
-    if budget is not None and budget < 1:
-        raise UsageError("the budget must be a positive number of tokens")
-    when = now_or(as_of)
+    depth = cast("QueryDepth", request.depth)  # one of DEPTHS: the request checked it
+    when = now_or(request.as_of)
     log = RedactionLog()
     # the intent is echoed (query id, terms, reasons) and may go to an LLM provider
-    intent = ws.gate.clean(check_text(intent, "intent"), surface="query", kind="intent", log=log)
+    intent = ws.gate.clean(request.intent, surface="query", kind="intent", log=log)
     store = None
     degraded: tuple[UnverifiedByTrace, ...] = ()
-    if build:
-        degraded = ws.ensure_index(refresh=refresh, task=intent).degradations()
+    if request.build:
+        degraded = ws.ensure_index(refresh=request.refresh, task=intent).degradations()
         store = ws.open_store()
-    features = FEATURES if semantic else DEFAULT_FEATURES
-    completer, _why = resolve_llm(ws.root, discover=llm)
+    features = FEATURES if request.semantic else DEFAULT_FEATURES
+    completer, _why = resolve_llm(ws.root, discover=request.llm)
     with QuerySession(
-        ws.root, features=features, llm=completer, summarize_with_llm=summarize, store=store
+        ws.root,
+        features=features,
+        llm=completer,
+        summarize_with_llm=request.summarize,
+        store=store,
     ) as session:
         result = session.run(
             intent,
             depth=depth,
-            limit=limit,
-            budget=budget,
+            limit=request.limit,
+            budget=request.budget,
             as_of=when,
             reporter=reporter,
             cancel=cancel,
@@ -139,7 +128,7 @@ def run_query(
         result = replace(result, response=replace(result.response, summary=summary))
     if degraded:  # recorded with the pipeline's own degradations (P23)
         result = replace(result, traces=result.traces + degraded)
-    snippets = _snippets(ws, result, log) if with_code else ()
+    snippets = _snippets(ws, result, log) if request.with_code else ()
     ws.save_scans()
     return QueryResult(result, snippets, log.summary())
 

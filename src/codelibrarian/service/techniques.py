@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from ..index.facts import compute_facts
 from ..techniques.facts import Facts
-from ..trigger import Trigger
 from ..workspace.presets import PresetStore
 from .workspace import WorkspaceSession
 
@@ -26,16 +25,11 @@ def workspace_facts(
 ) -> Facts:
     """Codebase, change and intent facts of the workspace (index built or refreshed first)."""
     ws.ensure_index(refresh=refresh)
-    is_git = ws.is_git()
-    trigger = Trigger.create(
-        task or "facts",
-        as_of=0,
-        base=base,
-        diff_text=diff_text,
-        no_change=not is_git and diff_text is None,
+    trigger = ws.trigger(
+        task or "facts", as_of=0, base=base, diff_text=diff_text, refreshed=refresh
     )
     return compute_facts(
-        ws.open_store(), ws.changes(trigger), task=task, root=ws.root, is_git=is_git
+        ws.open_store(), ws.changes(trigger), task=task, root=ws.root, is_git=ws.is_git()
     )
 
 

@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..config import Config, find_config_file, load_config
 from ..errors import UnverifiedByTrace, UsageError
+from ..options import AS_OF, MAX_AS_OF, check_text
+from ..trigger import Trigger
 from ..workspace.git import (
     FileDiff,
     diff_against,
@@ -41,49 +43,17 @@ if TYPE_CHECKING:
     from ..persist.scans import ScanCache
     from ..policy_engine import PolicyEngine
     from ..sources import Source
-    from ..trigger import Trigger
 
 __all__ = ["MAX_AS_OF", "IndexReadiness", "WorkspaceSession", "check_text", "now_or"]
 
 
-#: the latest ``as_of`` accepted: 9999-12-31T23:59:59Z (later ones overflow dates)
-MAX_AS_OF = 253_402_300_799
-
-
 def now_or(as_of: int | None) -> int:
-    """``as_of`` when given, else the clock (epoch seconds): the shell's one clock read."""
+    """``as_of`` when given (checked), else the clock (epoch seconds): the shell's one
+    clock read."""
     if as_of is None:
         return int(time.time())
-    if isinstance(as_of, bool) or not isinstance(as_of, int) or not 0 <= as_of <= MAX_AS_OF:
-        raise UsageError(
-            f"as_of must be epoch seconds between 0 and {MAX_AS_OF} (got {as_of!r})",
-            hint="Pass a time such as 1767225600 (2026-01-01), or leave it out for now.",
-        )
-    return as_of
-
-
-def check_text(value: str, what: str) -> str:
-    """``value`` with surrounding whitespace removed; an empty one is a usage error."""
-    text = value.strip() if isinstance(value, str) else ""
-    if not text:
-        raise UsageError(f"the {what} is empty", hint=f"Say in words what the {what} is.")
-    return text
-
-
-def _ablated(value: str) -> frozenset[str]:
-    """Retrieval signals switched off by ``LIBRARIAN_ABLATE`` (the ablation benchmark)."""
-    if not value.strip():
-        return frozenset()  # the usual case: no import of the retrieval module for it
-    from ..query.locate import SIGNALS
-
-    names = frozenset(n.strip() for n in value.split(",") if n.strip())
-    unknown = sorted(names - set(SIGNALS))
-    if unknown:
-        raise UsageError(
-            f"LIBRARIAN_ABLATE names unknown signal(s): {', '.join(unknown)}",
-            hint=f"Signals are: {', '.join(SIGNALS)}.",
-        )
-    return names
+    checked: int = AS_OF.check(as_of)
+    return checked
 
 
 def _config_stamp(root: Path) -> object:
@@ -168,7 +138,6 @@ class WorkspaceSession:
         self._quiet: tuple[QuietWatch, tuple[Any, ...], str | None, bool] | None = None
         self._watchable = True
         self.memo: dict[str, Any] = {}
-        self.ablate = _ablated(os.environ.get("LIBRARIAN_ABLATE", ""))
 
     # the policy engine, its secret gate and the stored scans load on first use: an
     # index run needs none of them, and a fresh ``librarian index`` process would pay
@@ -488,6 +457,38 @@ class WorkspaceSession:
         else:
             self._primed = _Primed(watch, untracked, quick)
         return signature
+
+    def trigger(
+        self,
+        task: str,
+        *,
+        as_of: int,
+        event: str = "manual",
+        files: Iterable[str] = (),
+        base: str | None = None,
+        diff_text: str | None = None,
+        model: str | None = None,
+        agent_role: str | None = None,
+        refreshed: bool = True,
+    ) -> Trigger:
+        """The one way a task becomes a :class:`~codelibrarian.trigger.Trigger` here.
+
+        The change is ``diff_text`` when given, else the diff from ``base``, else the
+        working change (none outside git); HEAD is the one the last refresh saw when
+        ``refreshed`` (else git is asked); the model defaults to ``[compose] model``.
+        """
+        return Trigger.create(
+            task,
+            as_of=as_of,
+            event=event,
+            files=files,
+            base=base,
+            diff_text=diff_text,
+            no_change=not self.is_git() and diff_text is None,
+            commitish=self.head(refreshed=refreshed),
+            model=model or self.config.compose.model,
+            agent_role=agent_role,
+        )
 
     def changes(self, trigger: Trigger) -> tuple[FileDiff, ...]:
         """The trigger's change: a given diff, the diff against a base, or the working diff."""

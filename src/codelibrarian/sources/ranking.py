@@ -10,8 +10,8 @@ constraint documents (the rules and policy lanes carry them) and changed files
 Without a change, the files below the first places that git history changed
 together with the best one then move up (:func:`coedit_rerank`, signal ``coedit``).
 
-``LIBRARIAN_ABLATE`` (read by the service, passed in ``ctx.config``-free form as
-``ctx.memo["ablate"]``) switches named signals off for the ablation benchmark.
+A compose request's ``signals_off`` (for ablation studies; the service passes it as
+``ctx.memo["ablate"]``) switches named signals off.
 """
 
 from __future__ import annotations
