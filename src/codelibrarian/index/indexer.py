@@ -990,7 +990,7 @@ def _refresh_cochange(
 ) -> list[str]:
     if cfg.index.cochange_commits <= 0 or not git.is_git_repo(root):
         if store.meta("cochange_key") not in (None, ""):
-            store.set_cochange([], "")
+            store.history.set_cochange([], "")
         return []
     head = git.head_commit(root) or ""
     key = f"{head}:{cfg.index.cochange_commits}:{cfg.index.cochange_max_files}"
@@ -1003,5 +1003,5 @@ def _refresh_cochange(
     edges = graph.cochange_edges(
         (c.files for c in commits), max_files=cfg.index.cochange_max_files, known=paths
     )
-    store.set_cochange(edges, key)
+    store.history.set_cochange(edges, key)
     return []

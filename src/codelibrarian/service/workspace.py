@@ -288,8 +288,7 @@ class WorkspaceSession:
         When another process is writing the index, this does not wait: it answers
         from what that process has committed. The returned readiness says which.
         """
-        from ..index.lock import holder
-        from ..index.store import GRAPHS_COMMAND
+        from ..index.lock import GRAPHS_COMMAND, holder
 
         db = self.state.index_path
         exists = db.exists()
