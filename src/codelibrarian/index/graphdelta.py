@@ -23,8 +23,10 @@ files ``F`` change content (none came or went):
   ``graph`` functions over the same rows, restricted to those sources), every other row
   is kept, and the result is packed in the same sorted order.
 
-The result is byte-identical to a full rebuild (a property test compares them over
-random edit sequences). Files added or removed (imports re-resolve), a missing or
+The records come from the backend's ``storage.GraphRecords`` (read inside one
+snapshot by ``graphcache.GraphCache``); nothing here knows the backend. The result is
+byte-identical to a full rebuild (a property test compares them over random edit
+sequences). Files added or removed (imports re-resolve), a missing or
 unreadable basis, or a change reaching more than a third of the files fall back to the
 full build.
 """
