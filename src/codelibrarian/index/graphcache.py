@@ -60,7 +60,7 @@ class GraphCache:
         rows = self.rows
         with rows.snapshot():
             gen = rows.generation()
-            got = rows.derived_rows(DERIVED_KINDS[:1]).get(DERIVED_KINDS[0])
+            got = rows.derived_rows(("combined",)).get("combined")
         if got is not None and got[0] == gen:
             try:
                 return graph.PackedGraph.load(got[1])

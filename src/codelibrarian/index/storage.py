@@ -11,8 +11,8 @@ records and primitives, and builds the front from two engines that hold no SQL::
         history                                                  HistoryRecords  (backend)
     the indexer                                  ->  IndexStore = Storage + RecordWriter
 
-What every backend promises (the conformance suite in ``tests/index/conformance.py``
-checks it, and runs for each backend):
+What every backend promises (the conformance suite, ``tests/index/test_storage_conformance.py``,
+checks it on each backend of ``tests/index/storage_backends.py``):
 
 * **One repository.** A store is opened for one repository and every read and
   write is scoped to it; no method takes a repository argument. A backend that
@@ -265,16 +265,21 @@ class TextIndex(Protocol):
     """What ``search.Bm25Search`` needs: the chunks' full-text rows, scored.
 
     The scoring is FTS5's ``bm25`` with column weights ``path 4, symbols 6, body 1,
-    parts 1`` (``search.BM25_WEIGHTS``), k1 = 1.2, b = 0.75, over one row per chunk
-    whose columns are the file's path, the names of the symbols the chunk covers, its
-    text, and the identifier parts (``ChunkData.symbols``/``parts``), tokenized as
-    ``unicode61 remove_diacritics 2`` with ``_`` a token character. A term ``t``'s
-    addend in a row ``D`` is ``idf(t) * f * 2.2 / (f + 1.2 * (0.25 + 0.75 * |D| /
-    avgdl))``: ``f`` the weighted count of ``t`` in ``D``'s columns, ``|D|`` the row's
-    tokens over all columns, ``idf(t) = ln((N - n + 0.5) / (n + 0.5))`` (1e-6 when not
-    positive) for ``N`` rows of which ``n`` hold ``t``. A query's score is the sum of
-    its terms' addends, added from 0.0 in query order. Scores here are that sum
-    (positive, higher is better); a backend reproduces the floats to match packs.
+    parts 1`` (``search.BM25_WEIGHTS``) over one row per chunk whose columns are the
+    file's path, the names of the symbols the chunk covers, its text, and the
+    identifier parts (``ChunkData.symbols``/``parts``), tokenized as FTS5's
+    ``unicode61 remove_diacritics 2`` with ``_`` a token character. In IEEE doubles,
+    evaluated as written (k1 = 1.2, b = 0.75)::
+
+        idf(t)   = log((N - n + 0.5) / (n + 0.5)), or 1e-6 when that is <= 0
+        addend   = idf(t) * ((f * (k1 + 1.0)) / (f + k1 * (1 - b + b * D / avgdl)))
+
+    for ``N`` rows of which ``n`` hold ``t``, ``f`` the sum of the column weights of
+    ``t``'s occurrences in the row, ``D`` the row's tokens over all columns and
+    ``avgdl`` the total tokens over ``N``. A query's score is its terms' addends
+    summed from 0.0 in query order (a term the row lacks adds 0.0). Scores here are
+    that sum (FTS5's ``bm25()`` negated: higher is better); a backend reproduces the
+    floats to the last bit, or packs may differ where two scores round differently.
     """
 
     def generation(self) -> int: ...
