@@ -36,9 +36,11 @@ from .service.workspace import WorkspaceSession
 if TYPE_CHECKING:
     import threading
 
+    from .composer import Candidate
     from .execution.service import ExecutionService
     from .gate import SecretGate
-    from .index.indexer import UpdateResult
+    from .index.indexer import IndexStats, UpdateResult
+    from .index.storage import Storage
     from .packs.window import ComposedWindow, SaopEnvelope, WindowBudget
     from .query.report import ProgressReporter
     from .query.types import CancellationToken, QueryDepth
@@ -51,7 +53,10 @@ if TYPE_CHECKING:
     from .service.results import ComposeResult, PackedArtifact, RejectedArtifact, ReplayResult
     from .sources import Source
     from .techniques.lcl import Program
+    from .trigger import Trigger
+    from .vitals import VitalsSnapshot
     from .workspace.files import ScanResult
+    from .workspace.git import FileDiff
 
 __all__ = [
     "FORMATS",
@@ -239,7 +244,7 @@ class Librarian(RecordsPart, RunsPart, PlanningPart):
         on_wait: Callable[[Any, float], None] | None = None,
         on_stage: Callable[[str], None] | None = None,
         check: bool = False,
-    ) -> Any:
+    ) -> IndexStats:
         """Build or refresh the index incrementally; returns the indexer's stats.
 
         ``progress(done, total)`` follows the parse; ``on_wait(holder, seconds)``
@@ -363,7 +368,9 @@ class Librarian(RecordsPart, RunsPart, PlanningPart):
         """The registered sources (built-ins and plug-ins), loaded once."""
         return self._ws.sources()
 
-    def _gather(self, trigger: Any, total: int) -> tuple[Any, ...]:
+    def _gather(
+        self, trigger: Trigger, total: int
+    ) -> tuple[list[Candidate], VitalsSnapshot, tuple[FileDiff, ...], Storage]:
         """(candidates, vitals, changes, store) for a trigger: a seam for tests."""
         g = self._composer.gather(trigger, total)
         return (list(g.candidates), g.vitals, g.changes, g.store)

@@ -21,8 +21,9 @@ import pytest
 
 from codelibrarian.index import graphdelta
 from codelibrarian.index.indexer import index_workspace
-from codelibrarian.index.lock import WriterLock, read_owner
-from codelibrarian.index.store import GRAPHS_COMMAND, index_path, open_store
+from codelibrarian.index.lock import GRAPHS_COMMAND, WriterLock, read_owner
+from codelibrarian.index.sqlite_graphs import SqliteGraphRows
+from codelibrarian.index.store import index_path, open_store
 from tests.helpers import GIT_ENV, make_repo, run_cli, write_files
 
 N_FILES = 120
@@ -65,6 +66,11 @@ def _conn(repo: Path) -> sqlite3.Connection:
     return sqlite3.connect(index_path(repo), isolation_level=None)
 
 
+def _full_build(repo: Path, conn: sqlite3.Connection) -> graphdelta.Derived:
+    """The graphs a full build derives from the index on ``conn``."""
+    return graphdelta.build(SqliteGraphRows(conn, index_path(repo), readonly=True, locked=False))
+
+
 def _generations(repo: Path) -> tuple[int, int]:
     """(the generation of the stored combined graph, the index's generation)."""
     conn = _conn(repo)
@@ -103,7 +109,7 @@ def _assert_stored_equals_a_full_build(repo: Path) -> None:
         cached = store.derived_graphs()
     conn = _conn(repo)
     try:
-        full = graphdelta.build(conn)
+        full = _full_build(repo, conn)
     finally:
         conn.close()
     assert (cached.combined, cached.ref, cached.basis) == (full.combined, full.ref, full.basis)
@@ -191,7 +197,7 @@ def test_a_reader_that_meets_an_index_run_answers_from_memory_and_stores_nothing
     _edit(repo, 6, 1)
     conn = _conn(repo)
     try:
-        full = graphdelta.build(conn)
+        full = _full_build(repo, conn)
         conn.execute("DELETE FROM graph_cache")  # nothing stored to start from either
     finally:
         conn.close()
@@ -294,6 +300,6 @@ def test_a_read_only_reader_has_them_stored_and_one_that_cannot_write_does_not(
     assert _generations(repo) == stale
     conn = _conn(repo)
     try:
-        assert edges == graphdelta.unpack(graphdelta.build(conn).ref)
+        assert edges == graphdelta.unpack(_full_build(repo, conn).ref)
     finally:
         conn.close()

@@ -16,6 +16,8 @@ from hypothesis import strategies as st
 
 from codelibrarian.index import graph, graphdelta
 from codelibrarian.index.indexer import index_workspace
+from codelibrarian.index.sqlite_graphs import SqliteGraphRows
+from codelibrarian.index.storage import GraphRecords
 from codelibrarian.index.store import open_store
 from tests.helpers import git, make_repo, write_files
 
@@ -52,7 +54,7 @@ def _cached_equals_full(repo: Path) -> None:
         cached = store.derived_graphs()
         conn = sqlite3.connect(store.path)
         try:
-            full = graphdelta.build(conn)
+            full = graphdelta.build(SqliteGraphRows(conn, store.path, readonly=True, locked=False))
         finally:
             conn.close()
         assert cached.combined == full.combined
@@ -96,9 +98,9 @@ def _count_builds(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     builds: list[int] = []
     real_build = graphdelta.build
 
-    def counted(conn: sqlite3.Connection) -> graphdelta.Derived:
+    def counted(rows: GraphRecords) -> graphdelta.Derived:
         builds.append(1)
-        return real_build(conn)
+        return real_build(rows)
 
     monkeypatch.setattr(graphdelta, "build", counted)
     return builds

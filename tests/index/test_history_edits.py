@@ -67,11 +67,11 @@ def test_the_index_stores_past_commits_and_finds_the_ones_like_a_task(tmp_path: 
     with Librarian(repo) as lib:
         lib.index()
     with open_store(repo, readonly=True) as store:
-        similar = store.similar_commits(message_words("rounding of totals is off"), 5)
+        similar = store.history.similar_commits(message_words("rounding of totals is off"), 5)
         assert [order for order, _ in similar] == [1]
-        assert store.past_edits([order for order, _ in similar]) == [(1, "pkg/mod.py")]
-        assert store.similar_commits([], 5) == []
-        assert store.past_edits([]) == []
+        assert store.history.past_edits([order for order, _ in similar]) == [(1, "pkg/mod.py")]
+        assert store.history.similar_commits([], 5) == []
+        assert store.history.past_edits([]) == []
 
 
 def test_history_is_off_with_the_co_change_graph(tmp_path: Path) -> None:
@@ -86,7 +86,7 @@ def test_history_is_off_with_the_co_change_graph(tmp_path: Path) -> None:
     with Librarian(repo) as lib:
         lib.index()
     with open_store(repo, readonly=True) as store:
-        assert [order for order, _ in store.similar_commits(["rounding"], 5)] == [2]
+        assert [order for order, _ in store.history.similar_commits(["rounding"], 5)] == [2]
     config = load_config(repo)
     off = config.model_copy(
         update={"index": config.index.model_copy(update={"cochange_commits": 0})}
@@ -96,5 +96,5 @@ def test_history_is_off_with_the_co_change_graph(tmp_path: Path) -> None:
     with Librarian(repo, off) as lib:
         lib.index()
     with open_store(repo, readonly=True) as store:
-        assert store.similar_commits(["rounding"], 5) == []
+        assert store.history.similar_commits(["rounding"], 5) == []
         assert store.meta("past_edits_key") == ""

@@ -3,7 +3,7 @@ than ``COMMON_ROWS`` of them).
 
 FTS5 scores every row a query term is in; a one-letter identifier part can be in
 half of a large repository's chunks and add next to nothing (its idf is below
-ln 3). ``SqliteStore.search`` counts each term's rows (FTS5's own count, per index
+ln 3). ``search.Bm25Search`` counts each term's rows (FTS5's own count, per index
 generation) and leaves such terms out unless every term is one. These tests hold
 it to a reference: the plain FTS5 query of the terms kept, on real indexes small
 enough that the row floor is lowered to 0 for them (at its default, a small
@@ -19,10 +19,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from codelibrarian.index import store as store_module
+from codelibrarian.index import search as search_module
 from codelibrarian.index.indexer import index_workspace
 from codelibrarian.index.records import ChunkHit
-from codelibrarian.index.store import COMMON_SHARE, SqliteStore, open_store
+from codelibrarian.index.search import COMMON_SHARE
+from codelibrarian.index.store import SqliteStore, open_store
 from codelibrarian.index.tokenize import query_terms
 from tests.helpers import make_repo, write_files
 
@@ -59,7 +60,7 @@ def _reference(store: SqliteStore, query: str, limit: int) -> list[ChunkHit]:
     terms = query_terms(query)
     total = int(store._conn.execute("SELECT count(*) FROM chunks").fetchone()[0])
     num, den = COMMON_SHARE
-    floor = store_module.COMMON_ROWS
+    floor = search_module.COMMON_ROWS
     kept = [t for t in terms if _df(store, t) <= floor or _df(store, t) * den <= total * num]
     kept = kept or terms
     match = " OR ".join(f'"{t}"' for t in kept)
@@ -77,14 +78,14 @@ def _reference(store: SqliteStore, query: str, limit: int) -> list[ChunkHit]:
 
 @pytest.fixture
 def no_row_floor(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(store_module, "COMMON_ROWS", 0)
+    monkeypatch.setattr(search_module, "COMMON_ROWS", 0)
 
 
 def test_a_small_repository_keeps_every_term(tmp_path: Path) -> None:
     repo = _repo(tmp_path / "r")
     index_workspace(repo)
     with open_store(repo, readonly=True) as store:
-        assert _df(store, "everywhere") <= store_module.COMMON_ROWS
+        assert _df(store, "everywhere") <= search_module.COMMON_ROWS
         assert store.common_terms("seldom everywhere") == []
         found = store.search("seldom everywhere", 100)
         assert {h.path for h in found} == {f"pkg/m{i}.py" for i in range(12)}
@@ -154,7 +155,7 @@ def test_search_equals_the_fts5_query_of_the_kept_terms(
     words: list[str], limit: int, n: int
 ) -> None:
     with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as mp:
-        mp.setattr(store_module, "COMMON_ROWS", 0)
+        mp.setattr(search_module, "COMMON_ROWS", 0)
         repo = _repo(Path(tmp) / "r", n)
         index_workspace(repo)
         with open_store(repo, readonly=True) as store:

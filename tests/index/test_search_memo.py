@@ -1,6 +1,6 @@
-"""``SqliteStore.search`` summed from per-term scores remembered per generation: the
-same hits, scores and order as one FTS5 query of the task's terms, whichever way a
-query goes, and a term read once per generation."""
+"""``SqliteStore.search`` (``search.Bm25Search``) summed from per-term scores
+remembered per generation: the same hits, scores and order as one FTS5 query of the
+task's terms, whichever way a query goes, and a term read once per generation."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from codelibrarian.index import store as store_mod
+from codelibrarian.index import search as search_mod
 from codelibrarian.index.indexer import index_workspace
 from codelibrarian.index.records import ChunkHit
 from codelibrarian.index.store import SqliteStore, open_store
@@ -53,14 +53,14 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(autouse=True)
 def counted(monkeypatch: pytest.MonkeyPatch) -> None:
     # these repositories hold a few hundred chunks: count terms' rows as a large one does
-    monkeypatch.setattr(store_mod, "COMMON_ROWS", 0)
+    monkeypatch.setattr(search_mod, "COMMON_ROWS", 0)
 
 
 def _whole(store: SqliteStore, query: str, limit: int) -> list[ChunkHit]:
     """What ``search`` gave before it could sum: one FTS5 query of the terms it keeps."""
     terms = query_terms(query)
     common = set(store.common_terms(query))
-    return store._search_fts([t for t in terms if t not in common], limit)
+    return store._bm25.search_whole([t for t in terms if t not in common], limit)
 
 
 def _queries(store: SqliteStore) -> list[str]:
@@ -99,9 +99,9 @@ def test_search_equals_one_fts5_query_of_the_task_s_terms(
 ) -> None:
     # both ways of summing (a dense array, or the distinct ids), every choice between
     # summing and one query, and a memo so small that terms are evicted and read again
-    monkeypatch.setattr(store_mod, "_DENSE_SPAN", 10**6 if dense else -(10**6))
-    monkeypatch.setattr(store_mod, "_READ_COST", cost)
-    monkeypatch.setattr(store_mod, "_TERM_MEMO_ROWS", memo_rows)
+    monkeypatch.setattr(search_mod, "_DENSE_SPAN", 10**6 if dense else -(10**6))
+    monkeypatch.setattr(search_mod, "_READ_COST", cost)
+    monkeypatch.setattr(search_mod, "_TERM_MEMO_ROWS", memo_rows)
     with open_store(repo, readonly=True) as store:
         for words, limit in [*tasks, *tasks]:  # each task twice: its terms searched again
             query = " ".join(words)
@@ -113,15 +113,15 @@ def test_a_term_searched_again_is_read_then_remembered(repo: Path) -> None:
         seen = _queries(store)
         first = store.search("usbhost logging errors", 20)
         assert seen == ["whole"]  # never searched: one whole query
-        assert store._term_memo == {}
+        assert store._bm25._term_memo == {}
         seen.clear()
         # searched again: each term read alone (the reference query's terms not counted)
         assert store.search("logging errors usbhost", 20) == first
         assert seen == ["term"] * 3
-        assert set(store._term_memo) == {"usbhost", "logging", "errors"}
+        assert set(store._bm25._term_memo) == {"usbhost", "logging", "errors"}
         seen.clear()
         second = store.search("errors logging eth", 20)  # two remembered, one read
-        assert seen == ["term"] and "eth" in store._term_memo
+        assert seen == ["term"] and "eth" in store._bm25._term_memo
         assert second == _whole(store, "errors logging eth", 20)
 
 
@@ -131,13 +131,13 @@ def test_a_one_call_process_queries_fts5_whole(repo: Path) -> None:
         store.search("c path stm32c0 logging", 20)
         store.search("spi eth arm64", 20)
         assert seen == ["whole", "whole"]
-        assert store._term_memo == {}
+        assert store._bm25._term_memo == {}
 
 
 def test_new_terms_whose_rows_outweigh_the_remembered_ones_leave_the_query_whole(
     repo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(store_mod, "_READ_COST", (100, 1))  # reading: far dearer
+    monkeypatch.setattr(search_mod, "_READ_COST", (100, 1))  # reading: far dearer
     with open_store(repo, readonly=True) as store:
         store.search("usbhost", 20)
         seen = _queries(store)
@@ -150,14 +150,14 @@ def test_a_query_reading_more_rows_than_the_cap_goes_whole(
 ) -> None:
     with open_store(repo, readonly=True) as store:
         store.search("usbhost logging errors", 20)  # searched: read when they come again
-        rows = sum(store._df[t] for t in ("usbhost", "logging", "errors"))
-        monkeypatch.setattr(store_mod, "_READ_ROWS", rows - 1)
+        rows = sum(store._bm25._df[t] for t in ("usbhost", "logging", "errors"))
+        monkeypatch.setattr(search_mod, "_READ_ROWS", rows - 1)
         seen = _queries(store)
         assert store.search("usbhost logging errors", 20) == _whole(
             store, "usbhost logging errors", 20
         )
-        assert seen[0] == "whole" and store._term_memo == {}
-        monkeypatch.setattr(store_mod, "_READ_ROWS", rows)  # within the cap: read
+        assert seen[0] == "whole" and store._bm25._term_memo == {}
+        monkeypatch.setattr(search_mod, "_READ_ROWS", rows)  # within the cap: read
         seen.clear()
         store.search("usbhost logging errors", 20)
         assert seen == ["term"] * 3
@@ -169,13 +169,13 @@ def test_a_write_makes_every_term_read_again(tmp_path: Path) -> None:
     with open_store(root, readonly=True) as store:
         store.search("logging usbhost", 20)
         store.search("logging usbhost", 20)
-        assert set(store._term_memo) == {"logging", "usbhost"}
+        assert set(store._bm25._term_memo) == {"logging", "usbhost"}
         (root / "src/new_usbhost.py").write_text("def usbhost_only():\n    return 0\n")
         index_workspace(root)
         seen = _queries(store)
         after = store.search("logging usbhost", 20)
         assert seen == ["whole"]  # a new generation: nothing remembered
-        assert store._term_memo == {}
+        assert store._bm25._term_memo == {}
         assert after == _whole(store, "logging usbhost", 20)
         assert any(h.path == "src/new_usbhost.py" for h in after)
 
@@ -185,13 +185,15 @@ def test_a_commit_while_the_terms_are_read_sends_the_query_to_fts5_whole(
 ) -> None:
     with open_store(repo, readonly=True) as store:
         store.search("logging usbhost", 20)
+        engine = store._bm25
         real = store.generation()
-        monkeypatch.setattr(store, "generation", lambda: real + 1)  # a commit after _common
-        monkeypatch.setattr(store, "_common", lambda terms: [])  # keeps the old generation
+        # a commit after _common
+        monkeypatch.setattr(engine.text, "generation", lambda: real + 1)
+        monkeypatch.setattr(engine, "_common", lambda terms: [])  # keeps the old generation
         seen = _queries(store)
         got = store.search("logging usbhost", 20)
         assert seen[-1] == "whole"  # the reads were thrown away and one query made
-        assert store._term_memo == {}
+        assert store._bm25._term_memo == {}
         monkeypatch.undo()
         assert got == _whole(store, "logging usbhost", 20)
 
@@ -205,13 +207,13 @@ def test_the_summed_rows_are_fts5_s_best_rows_float_for_float(
 ) -> None:
     # the rows FTS5 keeps for a query (best rank, then rowid) and their floats, compared
     # before any rounding: the order of addition and the tie-break at the cut both show
-    monkeypatch.setattr(store_mod, "_DENSE_SPAN", 10**6 if dense else -(10**6))
+    monkeypatch.setattr(search_mod, "_DENSE_SPAN", 10**6 if dense else -(10**6))
     terms = list(dict.fromkeys(query_terms(" ".join(words))))
     if not terms:
         return
     with open_store(repo, readonly=True) as store:
-        store._common(terms)  # the generation the reads are checked against
-        w = ", ".join(str(x) for x in store_mod._BM25_WEIGHTS)
+        store._bm25._common(terms)  # the generation the reads are checked against
+        w = ", ".join(str(x) for x in search_mod.BM25_WEIGHTS)
         match = " OR ".join(f'"{t}"' for t in terms)
         want = [
             (int(i), -float(r))
@@ -221,4 +223,4 @@ def test_the_summed_rows_are_fts5_s_best_rows_float_for_float(
                 (match, k),
             )
         ]
-        assert store._best_by_term(terms, k) == want
+        assert store._bm25._best_by_term(terms, k) == want

@@ -1,8 +1,10 @@
 """The workspace index: symbols, references, imports, chunks, graphs in SQLite.
 
-Public surface: the records, the ``Storage`` protocol with ``SqliteStore``,
-``open_store``/``index_path``, ``pagerank``, ``index_workspace``/``update_paths``
-and ``render_map``/``rank_files``. See ``docs/index.md``.
+Public surface: the records, the storage protocol (``Storage`` read by every
+caller, ``IndexStore`` written by the indexer; ``storage.py``) with its SQLite
+backend ``SqliteStore``, ``open_store``/``index_path``, ``pagerank``,
+``index_workspace``/``update_paths`` and ``render_map``/``rank_files``. See
+``docs/index.md``.
 
 Names load on first use: ``import codelibrarian.index.store`` does not pull in
 the indexer, the parser or tree-sitter.
@@ -19,7 +21,8 @@ if TYPE_CHECKING:
     from .indexer import IndexStats, UpdateResult, index_workspace, update_paths
     from .records import Chunk, ChunkHit, FileRecord, ImportRecord, Reference, Symbol
     from .repomap import rank_files, render_map
-    from .store import SqliteStore, Storage, index_path, open_store
+    from .storage import IndexStore, Storage
+    from .store import SqliteStore, index_path, open_store
 
 __all__ = [
     "Chunk",
@@ -27,6 +30,7 @@ __all__ = [
     "FileRecord",
     "ImportRecord",
     "IndexStats",
+    "IndexStore",
     "Reference",
     "SqliteStore",
     "Storage",
@@ -48,9 +52,10 @@ _EXPORTS: dict[str, str] = {
     "FileRecord": "records",
     "ImportRecord": "records",
     "IndexStats": "indexer",
+    "IndexStore": "storage",
     "Reference": "records",
     "SqliteStore": "store",
-    "Storage": "store",
+    "Storage": "storage",
     "Symbol": "records",
     "UpdateResult": "indexer",
     "index_path": "store",

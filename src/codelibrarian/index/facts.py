@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from ..techniques.facts import Facts, default_facts, intent_facts
 from ..workspace.git import FileDiff
@@ -37,14 +37,12 @@ from .fact_rules import (
 )
 from .languages import language_for
 
+if TYPE_CHECKING:
+    from .storage import RecordReader
+
 __all__ = ["EVIDENCE_LIMIT", "change_facts", "codebase_facts", "compute_facts"]
 
 EVIDENCE_LIMIT = 5
-
-
-class _Store(Protocol):
-    def files(self) -> Sequence[Any]: ...
-    def import_specs(self) -> list[tuple[str, str, int, str | None]]: ...
 
 
 class _Evidence:
@@ -70,7 +68,7 @@ def _ranked_languages(languages: Iterable[str]) -> list[str]:
 
 
 def codebase_facts(
-    store: _Store, *, root: Path | None = None, is_git: bool = False
+    store: RecordReader, *, root: Path | None = None, is_git: bool = False
 ) -> tuple[dict[str, Any], _Evidence]:
     """``codebase.*`` values and their evidence (see the module docstring)."""
     ev = _Evidence()
@@ -203,7 +201,7 @@ def change_facts(
 
 
 def compute_facts(
-    store: _Store,
+    store: RecordReader,
     changes: Sequence[FileDiff] = (),
     *,
     task: str = "",

@@ -23,8 +23,10 @@ files ``F`` change content (none came or went):
   ``graph`` functions over the same rows, restricted to those sources), every other row
   is kept, and the result is packed in the same sorted order.
 
-The result is byte-identical to a full rebuild (a property test compares them over
-random edit sequences). Files added or removed (imports re-resolve), a missing or
+The records come from the backend's ``storage.GraphRecords`` (read inside one
+snapshot by ``graphcache.GraphCache``); nothing here knows the backend. The result is
+byte-identical to a full rebuild (a property test compares them over random edit
+sequences). Files added or removed (imports re-resolve), a missing or
 unreadable basis, or a change reaching more than a third of the files fall back to the
 full build.
 """
@@ -32,31 +34,22 @@ full build.
 from __future__ import annotations
 
 import marshal
-import sqlite3
 import sys
 from array import array
-from collections.abc import Collection, Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from . import graph
 
-__all__ = [
-    "Basis",
-    "Derived",
-    "build",
-    "cochange_edges",
-    "delta_likely",
-    "import_edges",
-    "unpack",
-    "update",
-]
+if TYPE_CHECKING:
+    from .storage import GraphRecords
+
+__all__ = ["Basis", "Derived", "build", "delta_likely", "unpack", "update"]
 
 #: format of a stored basis; a different value is ignored (full rebuild)
 _BASIS_VERSION = 2
 #: above this share of the files (per-mille) re-deriving costs more than rebuilding
 _MAX_SHARE_PERMILLE = 333
-#: SQLite's default limit on bound parameters is far above; chunks keep queries small
-_CHUNK = 500
 
 Edges = list[tuple[str, str, int]]
 
@@ -100,88 +93,6 @@ class Derived:
     basis: Basis
 
 
-# ---------------------------------------------------------------- reads
-
-
-def _chunks(items: Collection[str]) -> Iterable[list[str]]:
-    ordered = sorted(items)
-    for at in range(0, len(ordered), _CHUNK):
-        yield ordered[at : at + _CHUNK]
-
-
-def _marks(group: list[str]) -> str:
-    return ", ".join("?" * len(group))
-
-
-def cochange_edges(conn: sqlite3.Connection) -> Edges:
-    """The co-change edges ``(src, dst, shared commits)``, sorted."""
-    rows = conn.execute("SELECT src, dst, weight FROM cochange ORDER BY src, dst")
-    return [(r[0], r[1], int(r[2])) for r in rows]
-
-
-def import_edges(conn: sqlite3.Connection) -> Edges:
-    """Resolved import edges ``(importer, imported, statements)``, sorted."""
-    rows = conn.execute(
-        "SELECT f.path, i.resolved, COUNT(*) FROM imports i JOIN files f "
-        "ON f.id = i.file_id WHERE i.resolved IS NOT NULL AND i.resolved != f.path "
-        "GROUP BY f.path, i.resolved ORDER BY f.path, i.resolved"
-    )
-    return [(r[0], r[1], int(r[2])) for r in rows]
-
-
-def _defs_of_files(conn: sqlite3.Connection, paths: Collection[str]) -> dict[str, set[str]]:
-    found: dict[str, set[str]] = {p: set() for p in paths}
-    for group in _chunks(paths):
-        rows = conn.execute(
-            "SELECT DISTINCT f.path, s.name FROM symbols s JOIN files f ON f.id = s.file_id "
-            f"WHERE f.path IN ({_marks(group)})",
-            group,
-        )
-        for path, name in rows:
-            found[path].add(name)
-    return found
-
-
-def _definitions_of_names(
-    conn: sqlite3.Connection, names: Collection[str]
-) -> list[tuple[str, str]]:
-    """Every ``(name, path)`` definition of ``names``."""
-    out: list[tuple[str, str]] = []
-    for group in _chunks(names):
-        out.extend(
-            conn.execute(
-                "SELECT DISTINCT s.name, f.path FROM symbols s JOIN files f "
-                f"ON f.id = s.file_id WHERE s.name IN ({_marks(group)})",
-                group,
-            )
-        )
-    return out
-
-
-def _referrers(conn: sqlite3.Connection, names: Collection[str]) -> set[str]:
-    out: set[str] = set()
-    for group in _chunks(names):
-        rows = conn.execute(
-            "SELECT DISTINCT f.path FROM refs r JOIN files f ON f.id = r.file_id "
-            f"WHERE r.name IN ({_marks(group)})",
-            group,
-        )
-        out.update(r[0] for r in rows)
-    return out
-
-
-def _references_of(conn: sqlite3.Connection, paths: Collection[str]) -> list[tuple[str, str, int]]:
-    out: list[tuple[str, str, int]] = []
-    for group in _chunks(paths):
-        rows = conn.execute(
-            "SELECT f.path, r.name, SUM(r.count) FROM refs r JOIN files f ON f.id = r.file_id "
-            f"WHERE f.path IN ({_marks(group)}) GROUP BY f.path, r.name",
-            group,
-        )
-        out.extend((r[0], r[1], int(r[2])) for r in rows)
-    return out
-
-
 # ---------------------------------------------------------------- build
 
 
@@ -191,28 +102,18 @@ def _both(ref: Edges, imports: Edges, cochange: Edges) -> tuple[Edges, Edges]:
     return combined, ref  # ref rows are already what ``combine`` would make of them alone
 
 
-def build(conn: sqlite3.Connection) -> Derived:
+def build(rows: GraphRecords) -> Derived:
     """Derive both graphs and their basis from the whole index (the references are
     streamed, and each edge list is packed and dropped as soon as it is done)."""
-    # rows by file id, mapped to paths here: no join, and the references are grouped
-    # in their table's key order (file, name, kind) without a sort
-    files = conn.execute("SELECT id, path, content_hash FROM files").fetchall()
-    path_of = {fid: path for fid, path, _ in files}
-    hashes = {path: digest for _, path, digest in files}
+    hashes = rows.content_hashes()
     by_file: dict[str, set[str]] = {p: set() for p in hashes}
-    for name, fid in conn.execute("SELECT name, file_id FROM symbols"):
-        by_file[path_of[fid]].add(name)
+    for path, name in rows.defined_names():
+        by_file[path].add(name)
     defs = [(name, path) for path, names in by_file.items() for name in names]
-    refs = (
-        (path_of[fid], name, count)
-        for fid, name, count in conn.execute(
-            "SELECT file_id, name, SUM(count) FROM refs GROUP BY file_id, name"
-        )
-    )
-    ref = graph.reference_edges(defs, refs)
+    ref = graph.reference_edges(defs, rows.reference_sums())
     del defs
-    imports = import_edges(conn)
-    cochange = cochange_edges(conn)
+    imports = rows.import_edges()
+    cochange = rows.cochange_edges()
     ref_packed = graph.pack(ref)
     combined = graph.pack(_both(ref, imports, cochange)[0])
     del ref
@@ -248,18 +149,18 @@ class _Plan:
     hashes: dict[str, str]
 
 
-def _plan(conn: sqlite3.Connection, basis: Basis) -> _Plan | None:
+def _plan(rows: GraphRecords, basis: Basis) -> _Plan | None:
     """What to re-derive, or None when only a full build is right (files came or went,
     or too much changed)."""
-    hashes = dict(conn.execute("SELECT path, content_hash FROM files"))
+    hashes = rows.content_hashes()
     if hashes.keys() != basis.hashes.keys():
         return None
     changed = {p for p, h in hashes.items() if basis.hashes[p] != h}
-    imports, cochange = import_edges(conn), cochange_edges(conn)
+    imports, cochange = rows.import_edges(), rows.cochange_edges()
     moved = _moved(basis.imports, imports) | _moved(basis.cochange, cochange)
     if (len(changed) + len(moved)) * 1000 > len(hashes) * _MAX_SHARE_PERMILLE:
         return None
-    now = _defs_of_files(conn, changed)
+    now = rows.names_defined_in(changed)
     added: dict[str, int] = {}
     removed: dict[str, int] = {}
     for path in changed:
@@ -270,14 +171,14 @@ def _plan(conn: sqlite3.Connection, basis: Basis) -> _Plan | None:
             removed[name] = removed.get(name, 0) + 1
     names = set(added) | set(removed)
     counts = dict.fromkeys(names, 0)
-    for name, _ in _definitions_of_names(conn, names):
+    for name, _ in rows.definitions_of(names):
         counts[name] += 1
     relevant = {
         n
         for n in names
         if min(counts[n], counts[n] - added.get(n, 0) + removed.get(n, 0)) <= graph.MAX_DEFINERS
     }
-    redo = changed | moved | _referrers(conn, relevant)
+    redo = changed | moved | rows.referrers(relevant)
     if len(redo) * 1000 > len(hashes) * _MAX_SHARE_PERMILLE:
         return None
     return _Plan(redo, now, imports, cochange, hashes)
@@ -322,26 +223,26 @@ def _splice(old: graph.PackedGraph, redo: set[str], rows: Edges) -> graph.Packed
     )
 
 
-def delta_likely(conn: sqlite3.Connection, basis: Basis) -> bool:
+def delta_likely(rows: GraphRecords, basis: Basis) -> bool:
     """Whether :func:`update` will probably bring graphs of ``basis`` up to the index's
     content (the same files, at most the share of them changed), judged from the
     content hashes alone: what the indexer asks before leaving the work to a reader."""
-    hashes = dict(conn.execute("SELECT path, content_hash FROM files"))
+    hashes = rows.content_hashes()
     if hashes.keys() != basis.hashes.keys():
         return False
     changed = sum(1 for p, h in hashes.items() if basis.hashes[p] != h)
     return changed * 1000 <= len(hashes) * _MAX_SHARE_PERMILLE
 
 
-def update(conn: sqlite3.Connection, old: Derived) -> Derived | None:
+def update(rows: GraphRecords, old: Derived) -> Derived | None:
     """``old`` brought up to the index's current content, or None when only a full
     :func:`build` is right (see the module docstring)."""
-    plan = _plan(conn, old.basis)
+    plan = _plan(rows, old.basis)
     if plan is None:
         return None
     redo = plan.redo
-    refs = _references_of(conn, redo)
-    defs = _definitions_of_names(conn, {name for _, name, _ in refs})
+    refs = rows.reference_sums_of(redo)
+    defs = rows.definitions_of({name for _, name, _ in refs})
     ref = graph.reference_edges(defs, refs)
     combined, ref_only = _both(
         ref,

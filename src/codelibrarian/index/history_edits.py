@@ -24,7 +24,7 @@ from ..workspace import git
 
 if TYPE_CHECKING:
     from ..config import Config
-    from .store import SqliteStore, Storage
+    from .storage import IndexStore, Storage
 
 __all__ = [
     "HISTORY_COMMITS",
@@ -211,7 +211,7 @@ HISTORY_COMMITS = 1000
 HISTORY_MAX_FILES = 30
 
 
-def refresh_past_edits(root: Path, store: SqliteStore, cfg: Config) -> list[str]:
+def refresh_past_edits(root: Path, store: IndexStore, cfg: Config) -> list[str]:
     """Store the recent commits' messages and edited code files when HEAD or the
     settings changed (the index's derived stage, next to the co-change graph, and off
     with it: ``index.cochange_commits = 0``); empty without git history."""
@@ -227,7 +227,7 @@ def refresh_past_edits(root: Path, store: SqliteStore, cfg: Config) -> list[str]
         except (OSError, subprocess.SubprocessError) as exc:  # must not fail the index
             return [f"past edits not refreshed: {type(exc).__name__}"]
     rows = [(c.order, " ".join(message_words(c.message)), c.files()) for c in commits]
-    store.set_past_edits(rows, key)
+    store.history.set_past_edits(rows, key)
     return []
 
 
@@ -250,11 +250,11 @@ def past_edit_weights(
         return got
     if len(memo) >= _MEMO_MAX:
         memo.clear()
-    similar = store.similar_commits(message_words(task), SIMILAR_COMMITS)
+    similar = store.history.similar_commits(message_words(task), SIMILAR_COMMITS)
     best = similar[0][1] if similar else 0
     weight = {order: max(1, score * 1000 // best) for order, score in similar}
     files: dict[str, tuple[int, int]] = {}
-    for order, path in store.past_edits(weight):
+    for order, path in store.history.past_edits(weight):
         w, n = files.get(path, (0, 0))
         files[path] = (w + weight[order], n + 1)
     memo[task] = files

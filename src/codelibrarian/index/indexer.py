@@ -76,6 +76,7 @@ from .parse import (
 from .pool import ParsePool
 from .records import FileData, ImportRecord
 from .seed import repo_key, seed_from_sibling
+from .storage import IndexStore
 from .store import SqliteStore
 
 __all__ = [
@@ -107,7 +108,7 @@ StageFn = Callable[[str], None]
 ChooseFn = Callable[[list[str]], Collection[str]]
 WaitFn = Callable[[LockOwner | None, float], None]
 #: a derived stage: ``(root, store, config) -> note or None``, run once nothing is pending
-DerivedStage = Callable[[Path, SqliteStore, Config], str | None]
+DerivedStage = Callable[[Path, IndexStore, Config], str | None]
 #: derived stages by name, run in name order after the core stages (plug-ins add here)
 DERIVED: dict[str, DerivedStage] = {}
 
@@ -224,7 +225,7 @@ class _Listing:
     waiting: dict[str, str] = field(default_factory=dict)
 
 
-def _list(root: Path, cfg: Config, store: SqliteStore) -> _Listing:
+def _list(root: Path, cfg: Config, store: IndexStore) -> _Listing:
     ws = cfg.workspace
     cands = list_candidates(root, ws)
     attributes = Attributes.load(root)
@@ -506,7 +507,7 @@ def _rebuild(db: Path, notes: list[str], why: str) -> bool:
 def _index(
     root: Path,
     cfg: Config,
-    store: SqliteStore,
+    store: IndexStore,
     blobs: BlobCache | None,
     *,
     progress: ProgressFn | None,
@@ -629,7 +630,7 @@ def _index(
     )
 
 
-def _run_derived(root: Path, store: SqliteStore, cfg: Config) -> list[str]:
+def _run_derived(root: Path, store: IndexStore, cfg: Config) -> list[str]:
     notes: list[str] = []
     for name in sorted(DERIVED):
         try:
@@ -641,7 +642,7 @@ def _run_derived(root: Path, store: SqliteStore, cfg: Config) -> list[str]:
     return notes
 
 
-def _write_layouts(store: SqliteStore) -> list[str]:
+def _write_layouts(store: IndexStore) -> list[str]:
     """Store the span layouts of parsed files that have none (``layouts.py``): a run that
     answers no task (``librarian index``, the background run) builds them once, so no
     reader has to."""
@@ -718,7 +719,7 @@ class _Parse:
     @classmethod
     def of_listed(
         cls,
-        store: SqliteStore,
+        store: IndexStore,
         root: Path,
         todo: Sequence[tuple[str, int]],
         *,
@@ -743,7 +744,7 @@ class _Parse:
 
     def write(
         self,
-        store: SqliteStore,
+        store: IndexStore,
         *,
         resolver: Resolver,
         progress: ProgressFn | None,
@@ -799,7 +800,7 @@ class _Parse:
 
 
 def _parse_and_write(
-    store: SqliteStore,
+    store: IndexStore,
     root: Path,
     todo: Sequence[tuple[str, int]],
     *,
@@ -862,7 +863,7 @@ def update_paths(
     paths: Iterable[str],
     config: Config | None = None,
     *,
-    store: SqliteStore | None = None,
+    store: IndexStore | None = None,
 ) -> UpdateResult:
     """Re-index just ``paths`` (repo-relative): what an editor save or ``--watch`` needs.
 
@@ -881,7 +882,7 @@ def update_paths(
             return _update(root, sorted(set(paths)), cfg, own)
 
 
-def _update(root: Path, paths: list[str], cfg: Config, store: SqliteStore) -> UpdateResult:
+def _update(root: Path, paths: list[str], cfg: Config, store: IndexStore) -> UpdateResult:
     rules = RootRules.load(root, cfg.workspace.ignore)
     attributes = Attributes.load(root)
     real_root = os.path.realpath(root)
@@ -975,7 +976,7 @@ def _gitignored(root: Path, rel: str) -> bool:
 # ------------------------------------------------------------------ stages 3 and 4
 
 
-def _reresolve(store: SqliteStore, resolver: Resolver) -> None:
+def _reresolve(store: IndexStore, resolver: Resolver) -> None:
     languages = {f.path: f.language for f in store.files()}
     changes: list[tuple[str, str, int, str | None]] = []
     for path, spec, line, resolved in store.import_specs():
@@ -986,11 +987,11 @@ def _reresolve(store: SqliteStore, resolver: Resolver) -> None:
 
 
 def _refresh_cochange(
-    root: Path, store: SqliteStore, cfg: Config, paths: set[str], file_set_changed: bool
+    root: Path, store: IndexStore, cfg: Config, paths: set[str], file_set_changed: bool
 ) -> list[str]:
     if cfg.index.cochange_commits <= 0 or not git.is_git_repo(root):
         if store.meta("cochange_key") not in (None, ""):
-            store.set_cochange([], "")
+            store.history.set_cochange([], "")
         return []
     head = git.head_commit(root) or ""
     key = f"{head}:{cfg.index.cochange_commits}:{cfg.index.cochange_max_files}"
@@ -1003,5 +1004,5 @@ def _refresh_cochange(
     edges = graph.cochange_edges(
         (c.files for c in commits), max_files=cfg.index.cochange_max_files, known=paths
     )
-    store.set_cochange(edges, key)
+    store.history.set_cochange(edges, key)
     return []

@@ -38,7 +38,7 @@ from .tokenize import name_parts_uncached
 
 if TYPE_CHECKING:
     from .records import Chunk
-    from .store import SqliteStore
+    from .storage import IndexStore, RecordReader
 
 __all__ = [
     "CONTAINERS",
@@ -161,7 +161,7 @@ def raw_layout(
     return tuple(out), words
 
 
-def layout_record(store: SqliteStore | Any, path: str) -> bytes:
+def layout_record(store: RecordReader, path: str) -> bytes:
     """``path``'s span layout built from its rows, encoded as the index stores it: the
     parts, then the words joined by newlines (a word never holds one) and their masks
     in the same order, so a reader looks a word up without building a dict."""
@@ -188,9 +188,9 @@ def decode(blob: bytes) -> Any | None:
 
 
 def write_layouts(
-    store: SqliteStore,
+    store: IndexStore,
     *,
-    build: Callable[[SqliteStore, str], bytes] | None = None,
+    build: Callable[[IndexStore, str], bytes] | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> int:
     """Store the layout of every parsed file that has none; returns how many were written.

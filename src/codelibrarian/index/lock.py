@@ -38,10 +38,22 @@ from pathlib import Path
 
 from ..errors import IndexBusy
 
-__all__ = ["LockOwner", "WriterLock", "holder", "lock_path", "read_owner", "writer_lock"]
+__all__ = [
+    "GRAPHS_COMMAND",
+    "LockOwner",
+    "WriterLock",
+    "holder",
+    "lock_path",
+    "read_owner",
+    "writer_lock",
+]
 
 _POLL_S = 0.05
 _NOTIFY_EVERY_S = 1.0
+#: the lock's command while a reader stores graphs an index run left stale
+#: (``graphcache.py``): it changes no content, so a caller deciding whether the
+#: index is being written treats it apart from an index run
+GRAPHS_COMMAND = "graphs"
 
 #: descriptors of locks held by this process, closed in every forked child
 _HELD_FDS: set[int] = set()

@@ -28,11 +28,14 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..tokens import Tokenizer
 from . import graph
 from .records import Symbol
-from .store import SqliteStore
+
+if TYPE_CHECKING:
+    from .storage import Storage
 
 __all__ = [
     "FIRST_ROUND",
@@ -60,9 +63,7 @@ class MapEntry:
     depth: int
 
 
-def rank_files(
-    store: SqliteStore, personalization: Mapping[str, int] | None = None
-) -> dict[str, int]:
+def rank_files(store: Storage, personalization: Mapping[str, int] | None = None) -> dict[str, int]:
     """PageRank (parts per million) of every indexed file over the combined graph."""
     graphs = {kind: store.edges(kind) for kind in ("ref", "import", "cochange")}
     paths = [f.path for f in store.files()]
@@ -89,7 +90,7 @@ Clean = Callable[[str, str], str]
 
 
 def ranked_entries(
-    store: SqliteStore,
+    store: Storage,
     personalization: Mapping[str, int] | None = None,
     *,
     keep: Callable[[str], bool] | None = None,
@@ -151,7 +152,7 @@ def render_entries(entries: Sequence[MapEntry], clean: Clean | None = None) -> s
 
 
 def render_map(
-    store: SqliteStore,
+    store: Storage,
     tokenizer: Tokenizer,
     budget: int,
     personalization: Mapping[str, int] | None = None,

@@ -24,6 +24,7 @@ from ..config import Config
 from ..workspace.private import private_append
 from ..workspace.state import State
 from .indexer import UpdateResult, update_paths
+from .storage import IndexStore
 from .store import SqliteStore
 
 __all__ = ["append_events", "file_id", "relevant_paths", "watch_workspace"]
@@ -97,7 +98,7 @@ def watch_workspace(
 def _watch(
     root: Path,
     config: Config | None,
-    store: SqliteStore,
+    store: IndexStore,
     watch: Callable[..., Iterable[set[tuple[Any, str]]]],
     *,
     events_path: Path,

@@ -38,7 +38,7 @@ from pathlib import Path
 
 from ..gate import SecretGate
 from ..index.records import Symbol
-from ..index.store import Storage
+from ..index.storage import Storage
 from ..sources.base import term_set
 from ..workspace.files import content_hash
 from .bloat import clip_span, is_binary_file, log_too_long

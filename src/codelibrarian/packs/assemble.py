@@ -20,7 +20,7 @@ from pathlib import Path
 from ..composer.types import Candidate
 from ..errors import BudgetInfeasible, LibrarianError
 from ..gate import SecretGate
-from ..index.store import Storage
+from ..index.storage import Storage
 from ..tokens import Tokenizer
 from ..workspace.git import FileDiff
 from .anchors import AnchorDraft, Navigator, drop_key, order_key, refresh_anchors, to_anchor

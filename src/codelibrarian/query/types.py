@@ -74,7 +74,7 @@ def depth_hops(depth: QueryDepth) -> int:
 
 @runtime_checkable
 class QueryStore(Protocol):
-    """What the pipeline reads from the index (a subset of ``index.store.Storage``)."""
+    """What the pipeline reads from the index (a subset of ``index.storage.Storage``)."""
 
     def files(self) -> list[FileRecord]: ...
     def file(self, path: str) -> FileRecord | None: ...

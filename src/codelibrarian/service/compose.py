@@ -32,6 +32,7 @@ from ..composer.types import Format
 from ..config import LANES, BudgetConfig, LaneBudget
 from ..errors import NotFound
 from ..gate import GateDecision, RedactionLog, SecretGate
+from ..index.storage import Storage
 from ..persist import DecisionLog, DiskCache, TieredCache
 from ..policy_engine import PolicyOutcome
 from ..requests import ComposeRequest
@@ -131,7 +132,7 @@ class Gathered:
     candidates: tuple[Candidate, ...]
     vitals: VitalsSnapshot
     changes: tuple[FileDiff, ...]
-    store: Any
+    store: Storage
     #: a candidate's whole file, for the secret gate (None: sensitive, missing, binary)
     read: Callable[[str], str | None] = lambda _path: None
     #: the locate stages that ranked the files and spans: ``(stage, summary)``, counts only
@@ -146,7 +147,7 @@ class Prepared:
     outcome: PolicyOutcome
     budget: BudgetConfig
     context: ComposeContext
-    store: Any
+    store: Storage
     vitals: VitalsSnapshot
     locate: tuple[tuple[str, str], ...] = ()
 

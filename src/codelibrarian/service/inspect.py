@@ -18,6 +18,7 @@ from .workspace import WorkspaceSession
 
 if TYPE_CHECKING:  # the secret rules load with the gate, on use (not for an index run)
     from ..gate import RedactionLog
+    from ..index.storage import Storage
 
 __all__ = [
     "IndexStatus",
@@ -152,7 +153,7 @@ class RepoMap:
 
 def gated_map(
     ws: WorkspaceSession,
-    store: Any,
+    store: Storage,
     tokenizer: Tokenizer,
     budget: int,
     log: RedactionLog | None = None,

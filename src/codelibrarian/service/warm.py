@@ -28,12 +28,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..query.locate import warm_layout
 from ..sources.base import read_text
 
 if TYPE_CHECKING:
+    from ..index.storage import Storage
     from .workspace import WorkspaceSession
 
 __all__ = ["MAX_ENTRIES", "warm_steps"]
@@ -45,7 +46,7 @@ MAX_ENTRIES = 700_000
 _SAVE_EVERY = 500
 
 
-def _order(store: Any, files: tuple[str, ...]) -> list[str]:
+def _order(store: Storage, files: tuple[str, ...]) -> list[str]:
     """Indexed files, the most imported first (then by path): the files most tasks
     reach are warm soonest."""
     into: Counter[str] = Counter()

@@ -40,6 +40,8 @@ from .treestamp import TreeStamp, git_stats
 
 if TYPE_CHECKING:
     from ..gate import SecretGate
+    from ..index.indexer import IndexStats
+    from ..index.storage import Storage
     from ..persist.scans import ScanCache
     from ..policy_engine import PolicyEngine
     from ..sources import Source
@@ -120,7 +122,7 @@ class WorkspaceSession:
         self.config = config if config is not None else load_config(root)
         self.state = State(root)
         self._sources: tuple[Source, ...] | None = None
-        self._store: Any = None
+        self._store: Storage | None = None
         self._indexed = False
         self._signature: tuple[Any, ...] | None = None
         self._head: str | None = None
@@ -182,7 +184,7 @@ class WorkspaceSession:
         check: bool = False,
         choose: Callable[[list[str]], list[str]] | None = None,
         stamp: str | None = None,
-    ) -> Any:
+    ) -> IndexStats:
         """Build or refresh the index incrementally; returns the indexer's stats.
 
         ``on_wait`` hears who holds the index lock while waiting for it, ``on_stage``
@@ -207,7 +209,7 @@ class WorkspaceSession:
         self._indexed = True
         return stats
 
-    def open_store(self) -> Any:
+    def open_store(self) -> Storage:
         """The index connection, opened (and migrated) on first use."""
         from ..index.store import open_store
 
@@ -257,8 +259,7 @@ class WorkspaceSession:
         When another process is writing the index, this does not wait: it answers
         from what that process has committed. The returned readiness says which.
         """
-        from ..index.lock import holder
-        from ..index.store import GRAPHS_COMMAND
+        from ..index.lock import GRAPHS_COMMAND, holder
 
         db = self.state.index_path
         exists = db.exists()
@@ -571,7 +572,7 @@ class WorkspaceSession:
                 out[rel] = None
         return tuple(out)
 
-    def file_warnings(self, files: Iterable[str], store: Any) -> tuple[str, ...]:
+    def file_warnings(self, files: Iterable[str], store: Storage) -> tuple[str, ...]:
         """What the caller should know about explicit ``files``: not indexed, or sensitive."""
         indexed = set(self.indexed_files(store))
         notes: list[str] = []
@@ -591,7 +592,7 @@ class WorkspaceSession:
             self._sources = load_sources()
         return self._sources
 
-    def generation_memo(self, store: Any) -> dict[str, Any]:
+    def generation_memo(self, store: Storage) -> dict[str, Any]:
         """The memo of the index's current generation (emptied when it moves on, or when
         the index was deleted and rebuilt: a new database restarts the counter)."""
         generation = (store.meta("created"), store.generation())
@@ -599,7 +600,7 @@ class WorkspaceSession:
             self.memo = {"generation": generation}
         return self.memo
 
-    def indexed_files(self, store: Any) -> tuple[str, ...]:
+    def indexed_files(self, store: Storage) -> tuple[str, ...]:
         """Every indexed path, sorted (memoised per generation)."""
         memo = self.generation_memo(store)
         files = memo.get("files")
@@ -608,7 +609,7 @@ class WorkspaceSession:
             memo["files"] = files
         return tuple(files)
 
-    def fingerprint(self, store: Any) -> str:
+    def fingerprint(self, store: Storage) -> str:
         """The workspace fingerprint (HMAC of every path and content hash)."""
         cached = self.memo.get("fingerprint")
         if cached is None:

@@ -33,7 +33,7 @@ from typing import Any, Protocol, runtime_checkable
 from ..composer.types import Candidate, DiffHunk, HistoryEntry
 from ..config import Config
 from ..errors import ConfigError
-from ..index.store import Storage
+from ..index.storage import Storage
 from ..tokens import Tokenizer
 from ..trigger import Trigger, split_identifier
 from ..workspace.git import FileDiff

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from ...config import Config
+    from ...index.storage import Storage
     from ...workspace.git import FileDiff
 
 __all__ = [
@@ -97,7 +98,7 @@ class BuiltinContext:
     #: the current change, computed on first use (a git call)
     changes_of: Callable[[], tuple[FileDiff, ...]] = lambda: ()
     is_sensitive: Callable[[str], bool] = lambda _p: False
-    _store: Any = field(default=None, repr=False)
+    _store: Storage | None = field(default=None, repr=False)
     _changes: tuple[FileDiff, ...] | None = field(default=None, repr=False)
 
     @property
@@ -107,7 +108,7 @@ class BuiltinContext:
         return self._changes
 
     @property
-    def store(self) -> Any:
+    def store(self) -> Storage:
         """A read-only index connection of this worker (opened on first use)."""
         if self._store is None:
             from ...index.store import open_store

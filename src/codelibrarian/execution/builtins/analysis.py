@@ -36,6 +36,7 @@ from typing import Any
 
 from ...index import graph
 from ...index.records import ImportRecord, Symbol
+from ...index.storage import Storage
 from ...sources.ranking import is_test_path
 from ...workspace.git import FileDiff
 from . import BuiltinContext, BuiltinFn
@@ -99,7 +100,7 @@ class ImpactInputs:
     cochange: Sequence[tuple[str, str, int]]
 
 
-def inputs_from_store(store: Any) -> ImpactInputs:
+def inputs_from_store(store: Storage) -> ImpactInputs:
     files = frozenset(f.path for f in store.files())
     symbols: dict[str, list[Symbol]] = defaultdict(list)
     for s in store.symbols():
@@ -401,9 +402,9 @@ def arch_mapping(ctx: BuiltinContext) -> dict[str, Any]:
         m = module_of(s.path)
         if m in mods:
             mods[m]["symbols"] += 1
-    for rec in store.imports():
-        if rec.resolved:
-            a, b = module_of(rec.path), module_of(rec.resolved)
+    for imp in store.imports():
+        if imp.resolved:
+            a, b = module_of(imp.path), module_of(imp.resolved)
             if a != b and a in mods:
                 mods[a]["deps"].add(b)
     total = sum(r["rank"] for r in mods.values()) or 1
