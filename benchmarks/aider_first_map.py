@@ -14,26 +14,29 @@ Aider's own cold start. Prints one JSON line: map tokens, seconds inside.
 
 from __future__ import annotations
 
-import json
-import os
-import re
-import subprocess
-import sys
 import time
 
 START = time.perf_counter()
 
-from aider.repomap import RepoMap  # noqa: E402 - the import is part of what is timed
-from bpe_openai import get_encoding  # noqa: E402
-
-_ENC = get_encoding("o200k_base")
+import argparse  # noqa: E402 - everything after START is timed, imports included
+import json  # noqa: E402
+import os  # noqa: E402
+import re  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+from typing import Any  # noqa: E402
 
 
 class _Model:
     """What RepoMap asks of a model: token counts (exact o200k here)."""
 
+    def __init__(self) -> None:
+        from bpe_openai import get_encoding
+
+        self._enc = get_encoding("o200k_base")
+
     def token_count(self, text: object) -> int:
-        return len(_ENC.encode_ordinary(text if isinstance(text, str) else json.dumps(text)))
+        return len(self._enc.encode_ordinary(text if isinstance(text, str) else json.dumps(text)))
 
 
 class _IO:
@@ -52,18 +55,27 @@ class _IO:
     tool_warning = tool_error = tool_output
 
 
-def main() -> None:
-    root, task, budget = os.path.abspath(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    ap.add_argument("root", help="a git checkout")
+    ap.add_argument("task", help="the task, as an agent would type it")
+    ap.add_argument("budget", type=int, help="the map's token budget")
+    args = ap.parse_args(argv)
+    # the import is part of what is timed (Aider pays it before its first map)
+    from aider.repomap import RepoMap
+
+    root, task = os.path.abspath(args.root), args.task
     listed = subprocess.run(
         ["git", "-C", root, "ls-files", "-z"], capture_output=True, check=True
     ).stdout
     rels = [p for p in listed.decode().split("\0") if p]
     words = {w for w in re.split(r"\W+", task) if w}
     mentioned = {r for r in rels if os.path.basename(r) in task.split()}
-    repo_map = RepoMap(
-        map_tokens=budget,
+    model = _Model()
+    repo_map: Any = RepoMap(
+        map_tokens=args.budget,
         root=root,
-        main_model=_Model(),
+        main_model=model,
         io=_IO(),
         verbose=False,
         max_context_window=None,
@@ -79,12 +91,13 @@ def main() -> None:
         json.dumps(
             {
                 "files": len(rels),
-                "tokens": _Model().token_count(out),
+                "tokens": model.token_count(out),
                 "seconds_inside": round(time.perf_counter() - START, 3),
             }
         )
     )
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -35,18 +35,14 @@ import argparse
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-PYTHON = sys.executable
-LIBRARIAN = str(Path(PYTHON).with_name("librarian"))
-
-sys.path.insert(0, str(REPO / "benchmarks"))
-from bench_first_pack import make_origin  # noqa: E402
+from harness.corpus import make_origin
+from harness.procs import LIBRARIAN, PYTHON, timed
+from harness.stats import load_average, median_ms, p95
 
 TASKS = (
     "json decoder: report the line and column of a trailing comma",
@@ -95,17 +91,7 @@ REPEAT_TASK = TASKS[0]
 
 
 def wall(cmd: list[str], cwd: Path, env: dict[str, str]) -> float:
-    start = time.perf_counter()
-    done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, check=False)
-    took = time.perf_counter() - start
-    if done.returncode != 0:
-        raise SystemExit(f"{cmd[:4]} failed: {done.stderr.decode()[-1500:]}")
-    return took
-
-
-def p95(xs: list[float]) -> float:
-    ordered = sorted(xs)
-    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+    return timed(cmd, cwd, env)[0]
 
 
 def startup(runs: int, cwd: Path) -> None:
@@ -166,7 +152,6 @@ def _alternate(
 def _settle(sides: dict[str, tuple[Path, Path | None]], deadline_s: float = 120.0) -> None:
     """Wait until every side's resident server has finished warming (a server that
     does not warm says nothing of it): an agent thinks for seconds between calls."""
-    sys.path.insert(0, str(REPO / "src"))
     from codelibrarian.cli.resident import request
 
     for _name, (repo, _src) in sides.items():
@@ -229,28 +214,28 @@ def warm_compose(
         for (name, mode), xs in sorted(table.items(), key=lambda kv: (kv[0][1], kv[0][0])):
             print(
                 f"warm CLI compose, {label}, {mode:15s} [{name}]: "
-                f"p50 {statistics.median(xs) * 1000:6.0f} ms, "
+                f"p50 {median_ms(xs):6.0f} ms, "
                 f"p95 {p95(xs) * 1000:6.0f} ms ({len(xs)} calls)"
             )
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--runs", type=int, default=20)
-    ap.add_argument("--calls", type=int, default=20)
-    ap.add_argument("--repo", type=Path)
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=20, help="start-up runs of each command")
+    ap.add_argument("--calls", type=int, default=20, help="warm compose calls per way")
+    ap.add_argument("--repo", type=Path, help="default: a git copy of the stdlib's .py files")
     ap.add_argument("--baseline-src", type=Path, help="another checkout's src/ to alternate with")
     ap.add_argument(
         "--no-settle",
         action="store_true",
         help="time calls right after a server starts (do not wait for it to finish warming)",
     )
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if args.calls > len(TASKS):
         ap.error(f"--calls at most {len(TASKS)} (each call a task the server has not seen)")
     if args.baseline_src is not None and args.repo is not None:
         ap.error("--baseline-src needs the stdlib corpus (no --repo)")
-    print(f"cores: {os.cpu_count()}; load average before: {os.getloadavg()}")
+    print(f"cores: {os.cpu_count()}; load average before: {load_average():.2f}")
     work = Path(tempfile.mkdtemp(prefix="bench-cli-"))
     try:
         startup(args.runs, work)
@@ -263,8 +248,9 @@ def main() -> None:
         warm_compose(args.calls, sides, settle=not args.no_settle)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    print(f"load average after: {os.getloadavg()}")
+    print(f"load average after: {load_average():.2f}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -17,14 +17,14 @@ import json
 import os
 import resource
 import statistics
-import subprocess
+import sys
 import time
 import warnings
 from pathlib import Path
 
-warnings.simplefilter("ignore", DeprecationWarning)
-
-from codelibrarian.api import Librarian  # noqa: E402
+from codelibrarian.api import Librarian
+from harness.corpus import tracked
+from harness.stats import p95
 
 TASKS = (
     "fix the parser so that nested directives keep their options",
@@ -43,25 +43,16 @@ def _cpu() -> float:
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-def _pct(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    k = max(0, min(len(ordered) - 1, round(q * (len(ordered) - 1))))
-    return ordered[k]
-
-
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--repo", required=True, type=Path)
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repo", required=True, type=Path, help="a git repository")
     ap.add_argument("--runs", type=int, default=30)
     ap.add_argument("--budget", type=int, default=8000)
-    ap.add_argument("--markdown", action="store_true")
-    args = ap.parse_args()
+    ap.add_argument("--markdown", action="store_true", help="a RESULTS.md row, not JSON")
+    args = ap.parse_args(argv)
     root = args.repo.resolve()
-    files = len(
-        subprocess.run(
-            ["git", "-C", str(root), "ls-files"], capture_output=True, text=True, check=True
-        ).stdout.splitlines()
-    )
+    files = len(tracked(root))
+    warnings.simplefilter("ignore", DeprecationWarning)
     lib = Librarian(root)
     t0 = time.perf_counter()
     lib.index()
@@ -95,10 +86,10 @@ def main() -> int:
         "index_refresh_s": round(index_s, 2),
         "first_ms": round(first_ms),
         "p50_ms": round(statistics.median(times)),
-        "p95_ms": round(_pct(times, 0.95)),
+        "p95_ms": round(p95(times)),
         "max_ms": round(max(times)),
         "cpu_p50_ms": round(statistics.median(cpu)),
-        "cpu_p95_ms": round(_pct(cpu, 0.95)),
+        "cpu_p95_ms": round(p95(cpu)),
         "load_avg_1m": round(os.getloadavg()[0], 1),
         "cache_hit_p50_ms": round(statistics.median(cached)),
     }
@@ -114,4 +105,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(main())

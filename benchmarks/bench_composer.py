@@ -11,6 +11,7 @@ for an 8k-token pack; cache hit rate > 80% on unchanged-workspace triggers.
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import platform
 import random
@@ -154,7 +155,7 @@ def bench_selection(quick: bool) -> list[tuple[int, int, float, float, float, fl
         cands = synthetic(n)
         budget = BudgetConfig()
         select(cands, budget, CONSTRAINTS)  # warm caches (pattern specs)
-        wall, cpu = timed(lambda c=cands, b=budget: select(c, b, CONSTRAINTS), runs)
+        wall, cpu = timed(functools.partial(select, cands, budget, CONSTRAINTS), runs)
         rows.append(
             (n, runs, statistics.median(wall), pct(wall, 95), statistics.median(cpu), pct(cpu, 95))
         )
@@ -248,10 +249,10 @@ def bench_cache(
     return hits, events, 100.0 * hits / events
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--quick", action="store_true")
-    args = parser.parse_args()
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions")
+    args = parser.parse_args(argv)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         get_tokenizer("gpt-4o").count("warm")
@@ -310,7 +311,8 @@ def main() -> None:
         "",
     ]
     sys.stdout.write("\n".join(lines))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -3,11 +3,11 @@
     .venv/bin/python benchmarks/bench_edit_loop.py [--rounds 8] [--runs 3]
         [--baseline-src OTHER_CHECKOUT/src]
 
-On a copy of the stdlib's ``.py`` files committed to git (as ``bench_first_pack.py``
-makes it), indexed first: one ``Librarian`` per run composes once to warm up, then
-``--rounds`` times appends a small function to one file (a different file each round)
-and composes (8,000 tokens, no pack cache) — the index update the compose triggers is
-part of the measured call — then composes again with nothing changed (a warm call, for
+On a copy of the stdlib's ``.py`` files committed to git (``harness.corpus.make_origin``),
+indexed first: one ``Librarian`` per run composes once to warm up, then ``--rounds``
+times appends a small function to one file (a different file each round) and composes
+(8,000 tokens, no pack cache) — the index update the compose triggers is part of the
+measured call — then composes again with nothing changed (a warm call, for
 comparison). Each run is a fresh process with this checkout's ``src/``, or with
 ``--baseline-src`` on its own copy of the corpus, alternated A B A B. Medians over all
 rounds of all runs; load averages printed.
@@ -17,17 +17,15 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO / "benchmarks"))
-from bench_first_pack import clone, make_origin  # noqa: E402
-from bench_scale import run_side  # noqa: E402
+from harness.corpus import clone, make_origin
+from harness.procs import PYTHON, REPO, no_resident_env, run_side
+from harness.stats import load_average, median_ms
 
 TASK = "json decoder: report the line and column of a trailing comma"
 FILES = (
@@ -43,54 +41,32 @@ FILES = (
     "sqlite3/dbapi2.py",
 )
 
-_CHILD = r"""
-import json, os, statistics, sys, time
-from pathlib import Path
-from codelibrarian.api import Librarian
-root, rounds, files, task = Path(sys.argv[1]), int(sys.argv[2]), sys.argv[3].split(","), sys.argv[4]
-files = [f for f in files if (root / f).exists()]
-edited, warm = [], []
-with Librarian(root) as lib:
-    lib.compose(task, budget=8000, use_cache=False)
-    for i in range(rounds):
-        path = root / files[i % len(files)]
-        with open(path, "a", encoding="utf-8") as fh:
-            fh.write(f"\n\ndef _bench_edit_{os.getpid()}_{i}():\n    return {i}\n")
-        start = time.perf_counter()
-        lib.compose(task, budget=8000, use_cache=False)
-        edited.append(time.perf_counter() - start)
-        start = time.perf_counter()
-        lib.compose(task, budget=8000, use_cache=False)
-        warm.append(time.perf_counter() - start)
-print(json.dumps({"edited": edited, "warm": warm}))
-"""
-
 
 def run(src: Path, repo: Path, rounds: int) -> dict[str, list[float]]:
-    os.environ["LIBRARIAN_NO_RESIDENT"] = "1"  # passed on to the run's interpreter
+    """The edit loop in a fresh process with ``src`` first on PYTHONPATH."""
     out: dict[str, list[float]] = run_side(
-        _CHILD, [str(repo), str(rounds), ",".join(FILES), TASK], src, "the edit loop"
+        "edit-loop", [str(repo), str(rounds), ",".join(FILES), TASK], src, "the edit loop"
     )
     return out
 
 
 def index(src: Path, repo: Path) -> None:
-    env = {**os.environ, "PYTHONPATH": str(src), "LIBRARIAN_NO_RESIDENT": "1"}
+    env = {**no_resident_env(), "PYTHONPATH": str(src)}
     subprocess.run(
-        [sys.executable, "-m", "codelibrarian", "index", str(repo)],
+        [PYTHON, "-m", "codelibrarian", "index", str(repo)],
         env=env,
         capture_output=True,
         check=True,
     )
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--rounds", type=int, default=8)
-    ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--baseline-src", type=Path)
-    args = ap.parse_args()
-    print(f"cores: {os.cpu_count()}; load average before: {os.getloadavg()}")
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rounds", type=int, default=8, help="edits per run")
+    ap.add_argument("--runs", type=int, default=3, help="fresh processes per side")
+    ap.add_argument("--baseline-src", type=Path, help="another checkout's src/ to alternate with")
+    args = ap.parse_args(argv)
+    print(f"cores: {os.cpu_count()}; load average before: {load_average():.2f}")
     sides = {"this checkout": REPO / "src"}
     if args.baseline_src is not None:
         sides["baseline"] = args.baseline_src.resolve()
@@ -113,11 +89,12 @@ def main() -> None:
             xs = got[key]
             print(
                 f"{name:14s} compose {'after an edit' if key == 'edited' else 'unchanged'}: "
-                f"median {statistics.median(xs) * 1000:6.0f} ms, max {max(xs) * 1000:6.0f} ms "
+                f"median {median_ms(xs):6.0f} ms, max {max(xs) * 1000:6.0f} ms "
                 f"({len(xs)} calls)"
             )
-    print(f"load average after: {os.getloadavg()}")
+    print(f"load average after: {load_average():.2f}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

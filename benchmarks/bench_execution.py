@@ -16,8 +16,6 @@ Run: .venv/bin/python benchmarks/bench_execution.py [--iterations 1000] [--runs 
 from __future__ import annotations
 
 import argparse
-import os
-import platform
 import statistics
 import sys
 import tempfile
@@ -31,6 +29,8 @@ from tests.execution.library import compiled
 from tests.execution.plugin_steps import executors
 from tests.execution.sim import op, s, simulate
 from tests.helpers import make_repo
+
+from harness.stats import machine
 
 
 def run_service(repo: Path, n: int) -> tuple[float, int]:
@@ -65,11 +65,11 @@ def noop_work(n: int) -> float:
     return time.perf_counter() - start
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iterations", type=int, default=1000)
     parser.add_argument("--runs", type=int, default=5)
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     n = args.iterations
     walls: list[float] = []
     cores: list[float] = []
@@ -90,11 +90,7 @@ def main() -> None:
     core_med = statistics.median(cores)
     per_step_ms = (wall_med - work_med) / n * 1000
     print(f"## Execution engine overhead ({time.strftime('%Y-%m-%d')})\n")
-    print(
-        f"- machine: {platform.machine()}, {os.cpu_count()} cores, {platform.system()}, "
-        f"Python {platform.python_version()}, load average {os.getloadavg()[0]:.2f} "
-        "(shared machine)"
-    )
+    print(f"- machine: {machine()} (shared machine)")
     print(f"- command: `.venv/bin/python benchmarks/bench_execution.py --iterations {n} "
           f"--runs {args.runs}`")  # fmt: skip
     print(f"- median of {args.runs} runs, CPU time of the whole script {cpu:.1f} s\n")
@@ -106,7 +102,8 @@ def main() -> None:
     print(f"| of which the pure core's decisions (no I/O) | {core_med / n * 1000:.3f} ms | |")
     print(f"| the no-op's own work, {n} calls | {work_med * 1000:.2f} ms | |")
     print(f"| ledger entries written per run (chain verified) | {entries} | |")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -15,8 +15,10 @@ from __future__ import annotations
 import argparse
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from codelibrarian.index.facts import compute_facts
@@ -77,21 +79,21 @@ def build(repo: Path, n: int) -> None:
     _git(repo, "commit", "-q", "-m", "init")
 
 
-def _time(runs: int, fn: object) -> list[float]:
+def _time(runs: int, fn: Callable[[], object]) -> list[float]:
     out = []
     for _ in range(runs):
         t = time.perf_counter()
-        fn()  # type: ignore[operator]
+        fn()
         out.append((time.perf_counter() - t) * 1000)
     return out
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--files", type=int, default=2000)
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--files", type=int, default=2000, help="files of the generated repository")
     ap.add_argument("--runs", type=int, default=30)
-    ap.add_argument("--dir", type=Path, default=None)
-    args = ap.parse_args()
+    ap.add_argument("--dir", type=Path, default=None, help="default: a temporary folder")
+    args = ap.parse_args(argv)
     base = args.dir or Path(tempfile.mkdtemp(prefix="bench-facts-"))
     repo = base / f"repo{args.files}"
     if not (repo / ".git").exists():
@@ -123,4 +125,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(main())

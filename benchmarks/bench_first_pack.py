@@ -28,48 +28,16 @@ import os
 import shutil
 import sqlite3
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-PYTHON = sys.executable
-#: the console script a user runs (``python -m`` would put the stdlib copy on sys.path)
-LIBRARIAN = str(Path(PYTHON).with_name("librarian"))
+from harness.corpus import clone, make_origin
+from harness.procs import BENCHMARKS, LIBRARIAN, no_resident_env, timed
+from harness.stats import load_average
+
 TASK = "json decoder: report the line and column of a trailing comma in an object"
-
-sys.path.insert(0, str(REPO / "benchmarks"))
-from bench_index import git, stdlib_files  # noqa: E402
-
-
-def make_origin(parent: Path) -> Path:
-    base, rels = stdlib_files()
-    origin = parent / "origin"
-    for rel in rels:
-        dst = origin / rel
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(base / rel, dst)
-    git(origin, "init", "-q", "-b", "main")
-    git(origin, "add", "-A")
-    git(origin, "commit", "-q", "-m", "stdlib")
-    return origin
-
-
-def clone(origin: Path, target: Path) -> Path:
-    shutil.rmtree(target, ignore_errors=True)
-    git(origin.parent, "clone", "-q", str(origin), str(target))
-    return target
-
-
-def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, str]:
-    start = time.perf_counter()
-    done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, check=False)
-    wall = time.perf_counter() - start
-    if done.returncode != 0:
-        raise SystemExit(f"{cmd[:3]} failed ({done.returncode}): {done.stderr[-2000:]}")
-    return wall, done.stdout
 
 
 def wait_complete(root: Path, started: float, timeout: float = 600) -> float:
@@ -95,11 +63,7 @@ def wait_complete(root: Path, started: float, timeout: float = 600) -> float:
 
 def run_librarian(origin: Path, work: Path, task: str, budget: int, i: int) -> dict[str, object]:
     root = clone(origin, work / f"lib-{i}")
-    env = {
-        **os.environ,
-        "LIBRARIAN_CACHE_DIR": str(work / f"cache-{i}"),
-        "LIBRARIAN_NO_RESIDENT": "1",
-    }
+    env = {**no_resident_env(), "LIBRARIAN_CACHE_DIR": str(work / f"cache-{i}")}
     started = time.perf_counter()
     cmd = [LIBRARIAN, "compose", task, "--budget", str(budget)]
     wall, out = timed([*cmd, "--format", "json"], root, env)
@@ -116,11 +80,7 @@ def run_librarian(origin: Path, work: Path, task: str, budget: int, i: int) -> d
 
 def run_full(origin: Path, work: Path, task: str, budget: int, i: int) -> float:
     root = clone(origin, work / f"full-{i}")
-    env = {
-        **os.environ,
-        "LIBRARIAN_CACHE_DIR": str(work / f"cache-full-{i}"),
-        "LIBRARIAN_NO_RESIDENT": "1",
-    }
+    env = {**no_resident_env(), "LIBRARIAN_CACHE_DIR": str(work / f"cache-full-{i}")}
     started = time.perf_counter()
     timed([LIBRARIAN, "index", str(root)], root, env)
     timed([LIBRARIAN, "compose", task, "--budget", str(budget)], root, env)
@@ -129,22 +89,22 @@ def run_full(origin: Path, work: Path, task: str, budget: int, i: int) -> float:
 
 def run_aider(origin: Path, work: Path, task: str, budget: int, i: int, *, python: str) -> float:
     root = clone(origin, work / f"aider-{i}")
-    script = str(REPO / "benchmarks" / "aider_first_map.py")
+    script = str(BENCHMARKS / "aider_first_map.py")
     wall, _ = timed([python, script, str(root), task, str(budget)], root, dict(os.environ))
     return wall
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--aider-python", required=True)
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--aider-python", required=True, help="the Python of a venv with aider-chat")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--budget", type=int, default=8000)
     ap.add_argument("--task", default=TASK)
-    ap.add_argument("--full", action="store_true")
-    args = ap.parse_args()
+    ap.add_argument("--full", action="store_true", help="also time a whole index, then compose")
+    args = ap.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="bench-first-"))
     origin = make_origin(work)
-    print(f"cores: {os.cpu_count()}; load average before: {os.getloadavg()}")
+    print(f"cores: {os.cpu_count()}; load average before: {load_average():.2f}")
     ours: list[dict[str, object]] = []
     aider: list[float] = []
     full: list[float] = []
@@ -174,9 +134,10 @@ def main() -> None:
     if full:
         print(f"librarian index then compose (no staging): {statistics.median(full):.2f}s")
     print(f"first pack files (run 1): {ours[0]['files']}; degraded: {ours[0]['degraded']}")
-    print(f"load average after: {os.getloadavg()}")
+    print(f"load average after: {load_average():.2f}")
     shutil.rmtree(work, ignore_errors=True)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

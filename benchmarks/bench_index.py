@@ -24,141 +24,19 @@ incremental update, memory.
 from __future__ import annotations
 
 import argparse
-import ctypes
-import functools
 import json
 import os
-import platform
-import resource
 import shutil
 import statistics
-import subprocess
 import sys
-import sysconfig
 import tempfile
-import threading
 import time
 from pathlib import Path
+from typing import Any
 
-REPO = Path(__file__).resolve().parent.parent
-PYTHON = sys.executable
-
-
-def stdlib_files() -> tuple[Path, list[str]]:
-    base = Path(sysconfig.get_paths()["stdlib"])
-    rels = sorted(
-        p.relative_to(base).as_posix()
-        for p in base.rglob("*.py")
-        if "site-packages" not in p.parts and "dist-packages" not in p.parts and p.is_file()
-    )
-    return base, rels
-
-
-#: the ``kcmp`` system call's number, by machine (Linux); None: not known here
-_KCMP = {"x86_64": 312, "aarch64": 272}.get(platform.machine())
-_KCMP_VM = 1
-
-
-@functools.cache
-def _libc() -> ctypes.CDLL:
-    return ctypes.CDLL(None, use_errno=True)
-
-
-def _same_memory(a: int, b: int) -> bool:
-    """Processes ``a`` and ``b`` share one address space (a ``vfork`` child before exec).
-
-    Such a child's ``/proc`` figures are its parent's; summing both would count the
-    parent twice (``subprocess`` starts ``git`` this way: a sample taken in that
-    millisecond reported twice the indexing process).
-    """
-    if _KCMP is None or not sys.platform.startswith("linux"):
-        return False
-    return int(_libc().syscall(_KCMP, a, b, _KCMP_VM, 0, 0)) == 0
-
-
-def _tree_memory_kb(pid: int) -> tuple[int, int]:
-    """``(RSS, PSS)`` in KiB summed over ``pid`` and every process below it.
-
-    A child that shares its parent's address space (``vfork``) is not counted again.
-    """
-    rss = pss = 0
-    stack = [(pid, 0)]
-    seen: set[int] = set()
-    while stack:
-        p, parent = stack.pop()
-        if p in seen:
-            continue
-        seen.add(p)
-        try:
-            if parent and _same_memory(parent, p):
-                continue
-            with open(f"/proc/{p}/status", encoding="ascii") as fh:
-                for line in fh:
-                    if line.startswith("VmRSS:"):
-                        rss += int(line.split()[1])
-                        break
-            with open(f"/proc/{p}/smaps_rollup", encoding="ascii") as fh:
-                for line in fh:
-                    if line.startswith("Pss:"):
-                        pss += int(line.split()[1])
-                        break
-            for task in os.listdir(f"/proc/{p}/task"):
-                with open(f"/proc/{p}/task/{task}/children", encoding="ascii") as fh:
-                    stack.extend((int(c), p) for c in fh.read().split())
-        except (OSError, ValueError):
-            continue
-    return rss, pss
-
-
-#: peak PSS of the last ``run_measured`` call (KiB)
-LAST_PSS = [0]
-
-
-def run_measured(
-    cmd: list[str], cwd: Path, env: dict[str, str] | None = None
-) -> tuple[float, float, int, str]:
-    """Wall seconds, CPU seconds (user+sys, incl. workers), peak tree RSS (KiB), stdout."""
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    peak = peak_pss = 0
-    start = time.perf_counter()
-    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-    done = threading.Event()
-
-    def sample() -> None:
-        nonlocal peak, peak_pss
-        while not done.is_set():
-            rss, pss = _tree_memory_kb(proc.pid)
-            peak, peak_pss = max(peak, rss), max(peak_pss, pss)
-            time.sleep(0.02)
-
-    t = threading.Thread(target=sample, daemon=True)
-    t.start()
-    out, err = proc.communicate()
-    wall = time.perf_counter() - start
-    done.set()
-    t.join()
-    if proc.returncode != 0:
-        raise SystemExit(f"{cmd[0]} failed ({proc.returncode}): {err.decode()[-2000:]}")
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    LAST_PSS[0] = peak_pss
-    return wall, cpu, peak, out.decode()
-
-
-def fresh_cache_env(parent: Path, name: str) -> dict[str, str]:
-    """The environment of a librarian run with an empty per-user cache of its own."""
-    folder = parent / f"cache-{name}"
-    shutil.rmtree(folder, ignore_errors=True)
-    return {**os.environ, "LIBRARIAN_CACHE_DIR": str(folder), "LIBRARIAN_NO_RESIDENT": "1"}
-
-
-def git(cwd: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.invalid", *args],
-        cwd=cwd,
-        check=True,
-        capture_output=True,
-    )
+from harness.corpus import copy_stdlib, git
+from harness.procs import BENCHMARKS, PYTHON, fresh_cache_env, run_measured
+from harness.stats import load_average
 
 
 def second_checkout(work: Path, rels: list[str], runs: int) -> list[float]:
@@ -182,10 +60,10 @@ def second_checkout(work: Path, rels: list[str], runs: int) -> list[float]:
             git(work.parent, "clone", "-q", str(origin), str(clone))
         git(second, "checkout", "-q", "HEAD~1")
         run_measured([PYTHON, "-m", "codelibrarian", "index", str(first), "--json"], first, env)
-        wall, _, _, out = run_measured(
+        got = run_measured(
             [PYTHON, "-m", "codelibrarian", "index", str(second), "--json"], second, env
         )
-        doc = json.loads(out)
+        wall, doc = got.wall, json.loads(got.stdout)
         print(
             f"second checkout {i + 1}: {wall:.2f}s (seeded {doc['seeded']}, "
             f"parsed {doc['parsed']}, cache hits {doc['cache_hits']})"
@@ -196,56 +74,54 @@ def second_checkout(work: Path, rels: list[str], runs: int) -> list[float]:
     return times
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--runs", type=int, default=3)
-    ap.add_argument("--edits", type=int, default=10)
-    ap.add_argument("--workers", type=int, default=0)
-    args = ap.parse_args()
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=3, help="cold index and second checkout runs")
+    ap.add_argument("--edits", type=int, default=10, help="one-file updates timed")
+    ap.add_argument("--workers", type=int, default=0, help="[index] workers (0: the default)")
+    args = ap.parse_args(argv)
 
-    base, rels = stdlib_files()
     work = Path(tempfile.mkdtemp(prefix="bench-index-")) / "stdlib"
-    work.mkdir()
-    total_bytes = 0
-    for rel in rels:
-        dst = work / rel
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(base / rel, dst)
-        total_bytes += dst.stat().st_size
+    rels, total_bytes = copy_stdlib(work)
     (work / "filelist").write_text("\n".join(rels) + "\n", encoding="utf-8")
     # the file list is the same for both tools: keep the index from reading "filelist"
     (work / ".librarianignore").write_text("filelist\nctags.out\n", encoding="utf-8")
     print(f"stdlib: {len(rels)} .py files, {total_bytes / 1e6:.1f} MB, copied to {work}")
-    print(f"cores: {os.cpu_count()}; load average before: {os.getloadavg()}")
+    print(f"cores: {os.cpu_count()}; load average before: {load_average():.2f}")
 
-    floor_cmd = [PYTHON, str(REPO / "benchmarks" / "parse_floor.py"), str(work), "filelist"]
+    floor_cmd = [PYTHON, str(BENCHMARKS / "parse_floor.py"), str(work), "filelist"]
     parse_times: list[float] = []
     query_times: list[float] = []
-    ctags_times, ours_times, ours_peaks, ctags_peaks, ours_pss = [], [], [], [], []
-    ctags_cpu, ours_cpu = [], []
-    stats: dict[str, object] = {}
+    ctags_times: list[float] = []
+    ours_times: list[float] = []
+    ctags_cpu: list[float] = []
+    ours_cpu: list[float] = []
+    ctags_peaks: list[int] = []
+    ours_peaks: list[int] = []
+    ours_pss: list[int] = []
+    stats: dict[str, Any] = {}
     env_cmd = [PYTHON, "-m", "codelibrarian", "index", str(work), "--json"]
     if args.workers:
         (work / "librarian.toml").write_text(f"[index]\nworkers = {args.workers}\n")
     for i in range(args.runs):
-        wall, cpu, peak, _ = run_measured(["ctags", "-L", "filelist", "-f", "ctags.out"], work)
-        ctags_times.append(wall)
-        ctags_cpu.append(cpu)
-        ctags_peaks.append(peak)
+        ctags = run_measured(["ctags", "-L", "filelist", "-f", "ctags.out"], work)
+        ctags_times.append(ctags.wall)
+        ctags_cpu.append(ctags.cpu)
+        ctags_peaks.append(ctags.rss_kib)
         shutil.rmtree(work / ".librarian", ignore_errors=True)
-        parse_times.append(run_measured(floor_cmd, work)[0])
-        query_times.append(run_measured([*floor_cmd, "--queries"], work)[0])
-        wall, cpu, peak, out = run_measured(env_cmd, work, fresh_cache_env(work.parent, str(i)))
-        ours_times.append(wall)
-        ours_cpu.append(cpu)
-        ours_peaks.append(peak)
-        ours_pss.append(LAST_PSS[0])
-        stats = json.loads(out)
+        parse_times.append(run_measured(floor_cmd, work).wall)
+        query_times.append(run_measured([*floor_cmd, "--queries"], work).wall)
+        ours = run_measured(env_cmd, work, fresh_cache_env(work.parent, str(i)))
+        ours_times.append(ours.wall)
+        ours_cpu.append(ours.cpu)
+        ours_peaks.append(ours.rss_kib)
+        ours_pss.append(ours.pss_kib)
+        stats = json.loads(ours.stdout)
         print(
             f"run {i + 1}: ctags {ctags_times[-1]:.2f}s, tree-sitter parse only "
             f"{parse_times[-1]:.2f}s, parse + tags queries {query_times[-1]:.2f}s, "
-            f"librarian {wall:.2f}s, peak RSS {peak / 1024:.0f} MiB, "
-            f"PSS {LAST_PSS[0] / 1024:.0f} MiB"
+            f"librarian {ours.wall:.2f}s, peak RSS {ours.rss_kib / 1024:.0f} MiB, "
+            f"PSS {ours.pss_kib / 1024:.0f} MiB"
         )
     tags = sum(
         1
@@ -291,16 +167,10 @@ def main() -> None:
     )
     print(
         "index holds:",
-        json.dumps(
-            {
-                k: (len(stats[k]) if k == "parse_errors" else stats[k])  # type: ignore[arg-type]
-                for k in keys
-            }
-        ),
+        json.dumps({k: (len(stats[k]) if k == "parse_errors" else stats[k]) for k in keys}),
     )
 
     # incremental, warm process
-    sys.path.insert(0, str(REPO / "src"))
     from codelibrarian.config import load_config
     from codelibrarian.index.indexer import index_workspace, update_paths
     from codelibrarian.index.store import open_store
@@ -342,9 +212,10 @@ def main() -> None:
     print(f"  update_paths, index kept open (--watch): {ms(watched)}")
     print(f"  update_paths, opening the index:         {ms(one)}")
     print(f"  index_workspace (full rescan):           {ms(full)}")
-    print(f"load average after: {os.getloadavg()}")
+    print(f"load average after: {load_average():.2f}")
     shutil.rmtree(work.parent, ignore_errors=True)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

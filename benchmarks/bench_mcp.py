@@ -14,20 +14,28 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import warnings
 from pathlib import Path
 from typing import Any
 
-warnings.simplefilter("ignore", DeprecationWarning)
+import anyio
+from mcp.types import CallToolResult, TextContent
 
-import anyio  # noqa: E402
-
-from codelibrarian.mcp import build_server  # noqa: E402
-from codelibrarian.tokens import get_tokenizer  # noqa: E402
-from mcp import Client  # noqa: E402
+from codelibrarian.mcp import build_server
+from codelibrarian.tokens import get_tokenizer
+from mcp import Client
 
 CAPS = (128, 160, 200, 256, 320, 400, 512, 700, 1000, 1500, 2500, 4000, 6000)
 AS_OF = 1_800_000_000
+
+
+def _text(result: CallToolResult) -> str:
+    """A tool result's text (every tool answers with one text block)."""
+    block = result.content[0]
+    if not isinstance(block, TextContent):
+        raise SystemExit(f"a tool answered with a {type(block).__name__}, not text")
+    return block.text
 
 
 async def sweep(repo: Path, task: str, intent: str) -> dict[str, Any]:
@@ -38,7 +46,7 @@ async def sweep(repo: Path, task: str, intent: str) -> dict[str, Any]:
         listing = [t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in tools.tools]
         out["tools_list_tokens"] = tok.count(json.dumps(listing))
         first = await client.call_tool("compose_context", {"task": task, "as_of": AS_OF})
-        decision = json.loads(first.content[0].text)["decision_id"]
+        decision = json.loads(_text(first))["decision_id"]
         calls: dict[str, dict[str, Any]] = {
             "compose_context": {"task": task, "as_of": AS_OF},
             "query_codebase": {"intent": intent, "semantic": False, "as_of": AS_OF},
@@ -52,7 +60,7 @@ async def sweep(repo: Path, task: str, intent: str) -> dict[str, Any]:
             row = []
             for cap in CAPS:
                 result = await client.call_tool(name, {**args, "max_tokens": cap})
-                text = result.content[0].text
+                text = _text(result)
                 used = tok.count(text)
                 calls_made += 1
                 over += used > cap
@@ -68,12 +76,13 @@ async def sweep(repo: Path, task: str, intent: str) -> dict[str, Any]:
     return out
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repo", type=Path, required=True)
+    parser.add_argument("--repo", type=Path, required=True, help="an indexed repository")
     parser.add_argument("--task", default="add a post method with retry backoff to HttpClient")
     parser.add_argument("--intent", default="retry backoff http client settings")
-    ns = parser.parse_args()
+    ns = parser.parse_args(argv)
+    warnings.simplefilter("ignore", DeprecationWarning)
     result = anyio.run(sweep, ns.repo.resolve(), ns.task, ns.intent)
     print(f"tools/list: {result['tools_list_tokens']} tokens")
     for name, row in result["rows"].items():
@@ -82,7 +91,8 @@ def main() -> None:
         f"calls={result['calls']} errors={result['errors']} over_cap={result['over_cap']} "
         f"max used/cap={result['max_used_over_cap']:.3f}"
     )
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -19,28 +19,29 @@ import argparse
 import json
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 import warnings
 from pathlib import Path
+from typing import Any
 
-warnings.simplefilter("ignore", DeprecationWarning)
-
-from codelibrarian.api import Librarian  # noqa: E402
-from codelibrarian.packs.lcp import AGENTS, SCOPE_CLASSES  # noqa: E402
-from codelibrarian.tokens import get_tokenizer  # noqa: E402
+from codelibrarian.api import Librarian
+from codelibrarian.packs.lcp import AGENTS, SCOPE_CLASSES
+from codelibrarian.tokens import get_tokenizer
 
 TASK = "add a helper that reports what this module exposes"
 CRITERIA = ("the helper lists the public names", "the helper is covered by a test")
 AS_OF = 2_000_000_000
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--repo", required=True, type=Path)
-    ap.add_argument("--file", default=None)
-    ap.add_argument("--markdown", action="store_true")
-    args = ap.parse_args()
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--repo", required=True, type=Path, help="a git repository (cloned first)")
+    ap.add_argument("--file", default=None, help="the file the change appends to")
+    ap.add_argument("--markdown", action="store_true", help="a Markdown table, not JSON lines")
+    args = ap.parse_args(argv)
+    warnings.simplefilter("ignore", DeprecationWarning)
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp) / "repo"
         subprocess.run(["git", "clone", "-q", str(args.repo.resolve()), str(root)], check=True)
@@ -55,7 +56,7 @@ def main() -> int:
         t0 = time.perf_counter()
         lib.index()
         index_s = time.perf_counter() - t0
-        rows = []
+        rows: list[dict[str, Any]] = []
         for scope in SCOPE_CLASSES:
             for agent in AGENTS:
                 t0 = time.perf_counter()
@@ -114,4 +115,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(main())

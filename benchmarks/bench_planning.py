@@ -19,7 +19,7 @@ process, index built). ``librarian plan INTENT --json`` is then timed as a whole
 process. ``as_of`` is fixed so runs are comparable. Times are wall clock; the
 figures are medians and maxima.
 
-``evolve``: ``--n`` simulated runs (``planning.simulate``: a planted frequent
+``evolve``: ``--n`` simulated runs (``tests/planning/simulate.py``: a planted frequent
 sequence and a planted failing composition) through ``planning.evolution.evolve``;
 prints what was found, the time, and the SHA-256 of the JSON report (run it under
 several ``PYTHONHASHSEED`` values: the digest must not change).
@@ -37,10 +37,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "src"))
-
-from codelibrarian.api import Librarian  # noqa: E402
+from codelibrarian.api import Librarian
+from harness.procs import REPO
 
 AS_OF = 1_800_000_000
 INTENTS = (
@@ -61,7 +59,7 @@ def _stats(samples: list[float]) -> dict[str, int]:
 
 
 def _whole_process(args: list[str], runs: int) -> dict[str, int]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
     samples = []
     for _ in range(runs):
         t0 = time.perf_counter()
@@ -139,8 +137,10 @@ def bench_plan(repo: Path, runs: int) -> dict[str, Any]:
 def bench_evolve(n: int, seed: int) -> dict[str, Any]:
     import hashlib
 
+    sys.path.insert(0, str(REPO))  # the simulated runs are the tests' fixture
+    from tests.planning.simulate import FAILING, PLANTED_SEQUENCE, simulate_runs
+
     from codelibrarian.planning.evolution import evolve
-    from codelibrarian.planning.simulate import FAILING, PLANTED_SEQUENCE, simulate_runs
     from codelibrarian.techniques.registry import default_library
 
     comps = {cid: c.primitives for cid, c in default_library().compositions.items()}
@@ -174,7 +174,7 @@ def _print_advice(r: dict[str, Any]) -> None:
         print(f"      evidence: {', '.join(s['evidence'])}")
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("mode", choices=("advise", "plan", "evolve"))
     ap.add_argument("repos", nargs="*", type=Path)
@@ -183,7 +183,7 @@ def main() -> int:
     ap.add_argument("--n", type=int, default=500, help="simulated runs for `evolve`")
     ap.add_argument("--seed", type=int, default=3, help="simulation seed for `evolve`")
     ap.add_argument("--json", action="store_true")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if args.mode == "evolve":
         print(json.dumps(bench_evolve(args.n, args.seed), indent=2))
         return 0
@@ -214,4 +214,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(main())

@@ -6,6 +6,7 @@ Run: .venv/bin/python benchmarks/bench_providers.py
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import sys
 import tempfile
@@ -39,7 +40,10 @@ def median_ms(env: dict[str, str], runs: int = 7) -> tuple[float, dict[str, str]
     return statistics.median(times), statuses
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=7, help="discoveries timed per case")
+    args = ap.parse_args(argv)
     tmp = Path(tempfile.mkdtemp(prefix="bench-providers-"))
     bin_dir = tmp / "bin"
     bin_dir.mkdir()
@@ -53,7 +57,7 @@ def main() -> None:
             "LMSTUDIO_HOST": f"http://127.0.0.1:{closed_port()}"}  # fmt: skip
     try:
         for label, env in (("all four available", up), ("none available", down)):
-            ms, statuses = median_ms(env)
+            ms, statuses = median_ms(env, args.runs)
             print(f"{label:<20} median {ms:7.1f} ms  {statuses}")
         state = tmp / "state"
         default_registry(env=up, state_dir=state).discover()
@@ -65,7 +69,8 @@ def main() -> None:
     finally:
         ollama.close()
         lmstudio.close()
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

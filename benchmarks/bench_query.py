@@ -126,13 +126,13 @@ def pct(values: list[int], p: int) -> int:
     return ordered[k]
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--work", type=Path, default=Path("/tmp/bench_query"))
-    ap.add_argument("--rounds", type=int, default=1)
-    ap.add_argument("--dense", action="store_true")
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--work", type=Path, default=Path("/tmp/bench_query"), help="scratch folder")
+    ap.add_argument("--rounds", type=int, default=1, help="rounds of the 24 intents")
+    ap.add_argument("--dense", action="store_true", help="add dense retrieval")
     ap.add_argument("--depth", default="L1")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     root = make_repo(args.work)
 
     t0 = time.perf_counter()
@@ -142,7 +142,7 @@ def main() -> None:
         file=sys.stderr,
     )
 
-    features = ("bm25", "dense", "graph", "scoring", "rerank", "defeaters")
+    features: tuple[str, ...] = ("bm25", "dense", "graph", "scoring", "rerank", "defeaters")
     if not args.dense:
         features = tuple(f for f in features if f != "dense")
     t0 = time.perf_counter()
@@ -191,7 +191,8 @@ def main() -> None:
         f"{statistics.mean(totals_cpu) / 1000:.1f} ms CPU; load average "
         f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
     )
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

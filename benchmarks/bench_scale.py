@@ -32,19 +32,14 @@ import json
 import os
 import random
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
-from pathlib import Path, PurePosixPath
-from typing import Any
+from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-PYTHON = sys.executable
-
-sys.path.insert(0, str(REPO / "benchmarks"))
-from bench_cli import p95  # noqa: E402
-from bench_index import LAST_PSS, fresh_cache_env, git, run_measured  # noqa: E402
+from harness.corpus import git, tasks_for
+from harness.procs import PYTHON, fresh_cache_env, run_measured, run_side
+from harness.stats import load_average, markdown_table, median_ms, p95
 
 
 def folder_name(source: Path) -> str:
@@ -103,86 +98,43 @@ def sample(tree: Path, files: list[str], target: Path) -> None:
     git(target, "commit", "-q", "-m", f"{len(files)} files")
 
 
-def tasks_for(files: list[str], n: int, seed: int) -> list[str]:
-    """Task-like sentences from the sample's folder names (what a change would mention)."""
-    dirs = sorted({PurePosixPath(f).parent.name for f in files if "/" in f} - {""})
-    rng = random.Random(seed)
-    verbs = ("fix", "speed up", "add logging to", "handle errors in", "document")
-    return [
-        f"{rng.choice(verbs)} the {rng.choice(dirs)} code path for {rng.choice(dirs)}"
-        for _ in range(n)
-    ]
+def warm_compose(root: Path, tasks: list[str], src: Path | None = None) -> dict[str, list[float]]:
+    """Warm compositions in a fresh process (``src`` first on PYTHONPATH when given, else
+    this checkout's), a ``Librarian`` kept open as the resident server keeps it: the wall
+    and CPU seconds of each call."""
+    got: dict[str, list[float]] = run_side("warm", [str(root), json.dumps(tasks)], src, "warm")
+    return got
 
 
-_WARM = """
-import json, os, sys, time
-os.environ["LIBRARIAN_NO_RESIDENT"] = "1"
-from codelibrarian.api import Librarian
-root, tasks = sys.argv[1], json.loads(sys.argv[2])
-times, cpu = [], []
-with Librarian(root) as lib:
-    lib.compose("warm the caches", budget=8000, use_cache=False)
-    for task in tasks:
-        start, start_cpu = time.perf_counter(), time.process_time()
-        lib.compose(task, budget=8000, use_cache=False)
-        times.append(time.perf_counter() - start)
-        cpu.append(time.process_time() - start_cpu)
-print(json.dumps({"wall": times, "cpu": cpu}))
-"""
-
-#: the CPU seconds of each warm call (this process only), by side, of the last warm_ab
-WARM_CPU: dict[str, list[float]] = {}
-
-
-def run_side(script: str, args: list[str], src: Path | None, what: str) -> Any:
-    """Run ``script`` in a fresh interpreter with ``src`` (else this checkout's ``src/``)
-    first on PYTHONPATH; returns its last line of output, read as JSON."""
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-    env["PYTHONPATH"] = str(src if src is not None else REPO / "src")
-    done = subprocess.run(
-        [PYTHON, "-P", "-c", script, *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        raise SystemExit(f"{what} failed: {done.stderr[-2000:]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
-def warm_compose(root: Path, tasks: list[str], src: Path | None = None) -> list[float]:
-    """Warm compositions in a fresh process (``src`` first on PYTHONPATH when given,
-    else this checkout's), a ``Librarian`` kept open as the resident server keeps it."""
-    got = run_side(_WARM, [str(root), json.dumps(tasks)], src, "warm compose")
-    WARM_CPU.setdefault("baseline" if src is not None else "this", []).extend(got["cpu"])
-    return [float(t) for t in got["wall"]]
-
-
-def warm_ab(root: Path, tasks: list[str], baseline: Path | None) -> dict[str, list[float]]:
-    """This checkout's warm times (and the baseline's, alternated in two rounds);
-    their CPU times are left in :data:`WARM_CPU`."""
-    WARM_CPU.clear()
+def warm_ab(
+    root: Path, tasks: list[str], baseline: Path | None
+) -> dict[str, dict[str, list[float]]]:
+    """Per side (``this``, and ``baseline`` when given), the wall and CPU seconds of each
+    warm call; with a baseline the sides alternate in two rounds of half the tasks."""
     if baseline is None:
         return {"this": warm_compose(root, tasks)}
     half = (len(tasks) + 1) // 2
-    out: dict[str, list[float]] = {"this": [], "baseline": []}
+    out: dict[str, dict[str, list[float]]] = {
+        side: {"wall": [], "cpu": []} for side in ("this", "baseline")
+    }
     for part, order in ((tasks[:half], ("this", "baseline")), (tasks[half:], ("baseline", "this"))):
         for side in order:
-            out[side] += warm_compose(root, part, None if side == "this" else baseline)
+            got = warm_compose(root, part, None if side == "this" else baseline)
+            for key in ("wall", "cpu"):
+                out[side][key] += got[key]
     return out
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--source", type=Path, action="append", required=True)
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--source", type=Path, action="append", required=True, help="a git repository")
     ap.add_argument("--sizes", default="250,1000,5000,20000")
     ap.add_argument("--calls", type=int, default=20)
     ap.add_argument("--seed", type=int, default=20)
     ap.add_argument("--baseline-src", type=Path, help="another checkout's src/ to alternate with")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="bench-scale-"))
-    print(f"cores: {os.cpu_count()}; load average before: {os.getloadavg()}")
+    print(f"cores: {os.cpu_count()}; load average before: {load_average():.2f}")
     tree = work / "tree"
     files: list[str] = []
     for source in args.source:
@@ -200,20 +152,18 @@ def main() -> None:
         root = work / f"n{size}"
         sample(tree, chosen, root)
         env = fresh_cache_env(work, f"n{size}")
-        wall, cpu, rss, out = run_measured(
+        cold = run_measured(
             [PYTHON, "-m", "codelibrarian", "index", str(root), "--json"], root, env
         )
-        pss = LAST_PSS[0]
-        doc = json.loads(out)
+        doc = json.loads(cold.stdout)
         os.environ["LIBRARIAN_CACHE_DIR"] = env["LIBRARIAN_CACHE_DIR"]
         warm = warm_ab(root, tasks_for(chosen, args.calls, args.seed), args.baseline_src)
-        times = warm["this"]
+        times, cpu = warm["this"]["wall"], warm["this"]["cpu"]
         if "baseline" in warm:
-            base = warm["baseline"]
-            bcpu = WARM_CPU["baseline"]
+            base, bcpu = warm["baseline"]["wall"], warm["baseline"]["cpu"]
             print(
-                f"  baseline warm compose at {size}: p50 {statistics.median(base) * 1000:.0f} ms,"
-                f" p95 {p95(base) * 1000:.0f} ms (CPU p50 {statistics.median(bcpu) * 1000:.0f} ms,"
+                f"  baseline warm compose at {size}: p50 {median_ms(base):.0f} ms,"
+                f" p95 {p95(base) * 1000:.0f} ms (CPU p50 {median_ms(bcpu):.0f} ms,"
                 f" p95 {p95(bcpu) * 1000:.0f} ms; {len(base)} calls)",
                 flush=True,
             )
@@ -222,31 +172,37 @@ def main() -> None:
             "indexed": doc["files"],
             "skipped": sum(doc["skipped"].values()),
             "chunks": doc["chunks"],
-            "index_s": round(wall, 2),
-            "cpu_s": round(cpu, 2),
-            "ms_per_file": round(wall * 1000 / size, 1),
-            "peak_rss_mib": round(rss / 1024),
-            "peak_pss_mib": round(pss / 1024),
-            "compose_p50_ms": round(statistics.median(times) * 1000),
+            "index_s": round(cold.wall, 2),
+            "cpu_s": round(cold.cpu, 2),
+            "ms_per_file": round(cold.wall * 1000 / size, 1),
+            "peak_rss_mib": round(cold.rss_kib / 1024),
+            "peak_pss_mib": round(cold.pss_kib / 1024),
+            "compose_p50_ms": round(median_ms(times)),
             "compose_p95_ms": round(p95(times) * 1000),
-            "compose_cpu_p50_ms": round(statistics.median(WARM_CPU["this"]) * 1000),
-            "compose_cpu_p95_ms": round(p95(WARM_CPU["this"]) * 1000),
+            "compose_cpu_p50_ms": round(median_ms(cpu)),
+            "compose_cpu_p95_ms": round(p95(cpu) * 1000),
         }
         rows.append(row)
         print(json.dumps(row), flush=True)
         shutil.rmtree(root, ignore_errors=True)
-    print("\n| files | indexed | skipped | index s | CPU s | ms/file | peak RSS MiB | "
-          "peak PSS MiB | compose p50 ms | compose p95 ms |")  # fmt: skip
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for r in rows:
-        print(
-            f"| {r['files']:,} | {r['indexed']:,} | {r['skipped']:,} | {r['index_s']} | "
-            f"{r['cpu_s']} | {r['ms_per_file']} | {r['peak_rss_mib']} | {r['peak_pss_mib']} | "
-            f"{r['compose_p50_ms']} | {r['compose_p95_ms']} |"
-        )
-    print(f"load average after: {os.getloadavg()}")
+    columns = {
+        "files": "files",
+        "indexed": "indexed",
+        "skipped": "skipped",
+        "index_s": "index s",
+        "cpu_s": "CPU s",
+        "ms_per_file": "ms/file",
+        "peak_rss_mib": "peak RSS MiB",
+        "peak_pss_mib": "peak PSS MiB",
+        "compose_p50_ms": "compose p50 ms",
+        "compose_p95_ms": "compose p95 ms",
+    }
+    cells = [[f"{r[k]:,}" if isinstance(r[k], int) else r[k] for k in columns] for r in rows]
+    print("\n" + markdown_table(list(columns.values()), cells, right=range(len(columns))))
+    print(f"load average after: {load_average():.2f}")
     shutil.rmtree(work, ignore_errors=True)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -429,12 +429,12 @@ def run_real(show: bool, root: Path, paths: list[Path], label: str) -> dict[str,
     }
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--show-hits", action="store_true", help="list misses and every hit")
     parser.add_argument("--heldout", type=Path, help="more real code (*.py) to count hits in")
     parser.add_argument("--write-corpus", type=Path, help="also write the planted corpus here")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     if args.write_corpus:
         files, _ = build_corpus()
         for rel, text in files.items():
@@ -452,8 +452,8 @@ def main() -> None:
         paths = sorted(p for p in args.heldout.rglob("*.py") if p.is_file())
         print("heldout:", json.dumps(run_real(args.show_hits, args.heldout, paths, "HELDOUT")))
     ok = planted["recall"] >= 0.99 and stdlib["fp_per_10k_lines"] <= 1  # type: ignore[operator]
-    sys.exit(0 if ok else 1)
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

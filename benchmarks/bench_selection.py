@@ -39,13 +39,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "src"))
-
-from codelibrarian.planning.examples import ExampleModel  # noqa: E402
-from codelibrarian.planning.ngrams import train as train_ngrams  # noqa: E402
-from codelibrarian.planning.selector import select  # noqa: E402
-from codelibrarian.planning.semantic import (  # noqa: E402
+from codelibrarian.planning.examples import ExampleModel
+from codelibrarian.planning.ngrams import train as train_ngrams
+from codelibrarian.planning.selector import select
+from codelibrarian.planning.semantic import (
     EmbeddingMatcher,
     HybridMatcher,
     KeywordMatcher,
@@ -54,14 +51,15 @@ from codelibrarian.planning.semantic import (  # noqa: E402
     pattern_texts,
     words,
 )
-from codelibrarian.planning.training import Labelled  # noqa: E402
-from codelibrarian.query.embed import load_embedder  # noqa: E402
-from codelibrarian.techniques.registry import default_library  # noqa: E402
+from codelibrarian.planning.training import Labelled
+from codelibrarian.query.embed import load_embedder
+from codelibrarian.techniques.registry import default_library
+from harness.procs import BENCHMARKS, REPO, run_side
 
-INTENTS = ROOT / "benchmarks" / "intents" / "intents.jsonl"
+INTENTS = BENCHMARKS / "intents" / "intents.jsonl"
 #: the later tuning splits, each in its own file
 EXTRA = {
-    s: ROOT / "benchmarks" / "intents" / f"{s}.jsonl"
+    s: BENCHMARKS / "intents" / f"{s}.jsonl"
     for s in ("dev2", "dev3", "dev4", "dev5", "dev6", "dev7")
 }
 TUNING = ("dev", "dev2", "dev3", "dev4", "dev5", "dev6", "dev7")
@@ -187,21 +185,6 @@ def score(rows: list[dict[str, Any]], rank: Any) -> dict[str, Any]:
     }
 
 
-_FIRST_PLAN = """
-import sys, time
-t0 = time.perf_counter()
-sys.path.insert(0, {src!r})
-from codelibrarian.planning.selector import select
-from codelibrarian.service.planning import matchers
-from codelibrarian.techniques.registry import default_library
-lib = default_library()
-t1 = time.perf_counter()
-pm, cm = matchers(lib, embeddings={emb})
-select("why does checkout fail since Tuesday's deploy", lib, pm, cm)
-print((time.perf_counter() - t0) * 1000, (time.perf_counter() - t1) * 1000)
-"""
-
-
 #: the splits the rotation holds out in turn; each is scored with the vote and the
 #: nearest-example texts trained on every other tuning split (``dev`` included)
 ROTATION = ("dev2", "dev3", "dev4", "dev5", "dev6", "dev7")
@@ -236,16 +219,11 @@ def first_plan(runs: int, src: Path) -> dict[str, float]:
     ``src``: the whole of it (imports, library, matchers, one ``select``) and the part
     after the imports and the library (matchers and one ``select``); modes alternated."""
     import statistics
-    import subprocess
 
     got: dict[str, list[list[float]]] = {"keywords": [], "embeddings": []}
     for _ in range(runs):
         for mode in ("keywords", "embeddings"):
-            code = _FIRST_PLAN.format(src=str(src), emb=mode == "embeddings")
-            out = subprocess.run(
-                [sys.executable, "-c", code], capture_output=True, text=True, check=True
-            )
-            got[mode].append([float(x) for x in out.stdout.split()])
+            got[mode].append(run_side("first-plan", [mode], src, "the first selection"))
     out: dict[str, float] = {}
     for mode, rows in got.items():
         out[f"{mode}_whole_ms"] = round(statistics.median(r[0] for r in rows), 1)
@@ -253,7 +231,7 @@ def first_plan(runs: int, src: Path) -> dict[str, float]:
     return out
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument(
         "--split",
@@ -266,7 +244,7 @@ def main() -> int:
     ap.add_argument("--first-plan", action="store_true", help="time a fresh process's first select")
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument(
-        "--src", type=Path, default=ROOT / "src", help="package tree --first-plan imports"
+        "--src", type=Path, default=REPO / "src", help="package tree --first-plan imports"
     )
     ap.add_argument(
         "--train",
@@ -279,7 +257,7 @@ def main() -> int:
         action="store_true",
         help="hold out dev2 .. dev7 in turn, training on the other tuning splits",
     )
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if args.rotation:
         names = [n for n in args.selectors.split(",") if n != "baseline"]
         _print(rotation(names, args.errors), args.json)
@@ -325,4 +303,4 @@ def _print(out: dict[str, dict[str, Any]], as_json: bool) -> None:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(main())

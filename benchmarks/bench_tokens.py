@@ -20,8 +20,6 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
-import os
-import platform
 import statistics
 import sys
 import sysconfig
@@ -31,7 +29,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from codelibrarian.tokens import ENCODINGS, BpeTokenizer, _encoder
+from codelibrarian.tokens import ENCODINGS, BpeTokenizer
+from harness.stats import machine
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 
@@ -61,7 +60,8 @@ def timed(fn: Callable[[], int]) -> tuple[float, float, int]:
 
 
 def bench(encoding: str, texts: list[str], runs: int) -> dict[str, Any]:
-    load_wall, load_cpu, _ = timed(lambda: len(str(_encoder(encoding))))  # once, not timed below
+    # the encoder loads on a tokenizer's first count, once per process: timed here only
+    load_wall, load_cpu, _ = timed(lambda: BpeTokenizer(encoding).count("x"))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
         import bpe_openai
@@ -98,20 +98,15 @@ def bench(encoding: str, texts: list[str], runs: int) -> dict[str, Any]:
     return result
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
-    parser.add_argument("--mb", type=float, default=1.0)
-    args = parser.parse_args()
+    parser.add_argument("--mb", type=float, default=1.0, help="megabytes of source counted")
+    args = parser.parse_args(argv)
     texts = corpus(args.mb)
     nbytes = sum(len(t.encode("utf-8")) for t in texts)
-    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     print("## Token counting (`tokens.py`)\n")
-    print(
-        f"- **Machine:** {platform.machine()}, {os.cpu_count()} cores, "
-        f"{platform.system()} {platform.release()}, CPython {platform.python_version()}; "
-        f"load average {load:.1f} at start."
-    )
+    print(f"- **Machine:** {machine()} at start.")
     print(f"- **Date:** {dt.date.today().isoformat()}.")
     print(f"- **Command:** `.venv/bin/python benchmarks/bench_tokens.py --runs {args.runs}`")
     print(
@@ -141,7 +136,8 @@ def main() -> None:
         + "; ".join(loads)
         + "."
     )
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -20,50 +20,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
 import sys
 import warnings
 from pathlib import Path
 
-warnings.simplefilter("ignore", DeprecationWarning)
-
-from codelibrarian.api import Librarian  # noqa: E402
-
-DAY = 86_400
-
-
-def _as_of(repo: Path) -> int:
-    try:
-        out = subprocess.run(
-            ["git", "-C", str(repo), "log", "-1", "--format=%ct"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        return int(out) + DAY
-    except (subprocess.CalledProcessError, ValueError):
-        return 2_000_000_000
-
-
-def _keep_state(repo: Path, name: str = ".bench-cache-librarian") -> None:
-    """Keep the index across the harness's checkouts.
-
-    The harness runs ``git clean -ffdx`` at every checkout, sparing only names that
-    start with ``.bench-cache``. The state lives in ``.bench-cache-librarian`` and
-    ``.librarian`` is a symlink to it, so each commit's prepare step updates the
-    index incrementally, as it would for a user moving between commits. Two
-    builds compared in one run each keep their own folder (``--state``); the
-    link is re-pointed on every call.
-    """
-    kept = repo / name
-    link = repo / ".librarian"
-    kept.mkdir(exist_ok=True)
-    if link.is_symlink() or not link.exists():
-        if link.is_symlink() and link.resolve() == kept.resolve():
-            return
-        if link.is_symlink():
-            link.unlink()
-        link.symlink_to(kept.name)
+from codelibrarian.api import Librarian
+from harness.ctxbench import as_of, keep_state
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -81,10 +43,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--format", default="markdown", choices=("markdown", "xml", "plain"))
     args = ap.parse_args(argv)
+    warnings.simplefilter("ignore", DeprecationWarning)
     repo = args.repo.resolve()
     if not args.state.startswith(".bench-cache") or "/" in args.state:
         ap.error("--state must be a plain name starting with .bench-cache")
-    _keep_state(repo, args.state)
+    keep_state(repo, args.state)
     with Librarian(repo) as lib:
         if args.prepare:
             lib.index()
@@ -101,7 +64,7 @@ def main(argv: list[str] | None = None) -> int:
             diff_text=diff_text,
             base=None,
             fmt=args.format,
-            as_of=_as_of(repo),
+            as_of=as_of(repo),
             use_cache=False,
             record=False,
         )
@@ -111,4 +74,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(main())

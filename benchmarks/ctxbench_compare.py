@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import sys
 from collections import defaultdict
 from pathlib import Path
 
@@ -63,11 +64,11 @@ def table(title: str, systems: list[str], rows: dict[str, list[dict[str, object]
     return "\n".join(out) + "\n"
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("raw", nargs="+", type=Path, help="*-raw.jsonl files from run.py")
     ap.add_argument("--systems", default="naive,bm25,aider-fit,librarian")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     by_system = load(args.raw)
     systems = [s for s in args.systems.split(",") if s in by_system]
     common = set.intersection(*(set(by_system[s]) for s in systems))
@@ -77,7 +78,8 @@ def main() -> None:
         print(table(repo, systems, rows))
     pooled = {s: [by_system[s][k] for k in sorted(common)] for s in systems}
     print(table("all repositories pooled", systems, pooled))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -11,15 +11,18 @@ the index per snapshot so a second run skips indexing::
         --repos click,httpx --max-tasks 10 --tag dev [--ablate SIGNAL] [--dump DIR]
 
 Results: ``SCRATCH/ctxbench/results/fast-TAG.md`` and ``fast-TAG-raw.jsonl``.
-``--ablate`` switches retrieval signals off (``Librarian.compose``'s ``signals_off``;
-the names are listed in docs/compose.md). Figures recorded in ctxbench.md come from the harness.
+``--ablate`` switches retrieval signals off (``Librarian.compose``'s ``signals_off``; the
+names are listed in docs/compose.md). Figures recorded in ctxbench.md come from the
+harness.
+
+A sweep of a ranking constant is a build per value: edit the constant in a scratch
+checkout and run this with that checkout's package installed (the library's modules
+are not patched from here).
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
-import importlib.util
 import json
 import os
 import shutil
@@ -27,84 +30,26 @@ import statistics
 import subprocess
 import sys
 import time
-import types
 import warnings
 from pathlib import Path
 from typing import Any
 
-warnings.simplefilter("ignore", DeprecationWarning)
-
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "benchmarks"))
-from ctxbench_adapter import _as_of  # noqa: E402  (the harness adapter's as_of rule)
-
-
-def _harness(bench: Path) -> Any:
-    """The harness's ``run.py`` as a module (its scoring functions), without re-exec."""
-    sys.modules.setdefault("rank_bm25", types.ModuleType("rank_bm25"))  # unused here
-    spec = importlib.util.spec_from_file_location("ctxbench_run", bench / "run.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from codelibrarian.api import Librarian
+from codelibrarian.config import load_config
+from harness.ctxbench import (
+    as_of,
+    checkout,
+    index_key,
+    load_harness,
+    prepare,
+    read_tasks,
+)
 
 
-def _index_key() -> str:
-    """Changes whenever the indexer's code does: cached index copies are keyed by it."""
-    h = hashlib.sha256()
-    for path in sorted((ROOT / "src" / "codelibrarian" / "index").rglob("*")):
-        if path.is_file() and path.suffix in (".py", ".scm"):
-            h.update(path.name.encode())
-            h.update(path.read_bytes())
-    return h.hexdigest()[:12]
-
-
-def _checkout(run: Any, work: Path, commit: str) -> None:
-    """The harness's checkout, tried again after a pause when ``git clean`` fails (it
-    exits 1 when a folder it removes is not empty yet, e.g. while the file system
-    settles after the previous task's index was closed)."""
-    for attempt in range(3):
-        try:
-            run.checkout(str(work), commit)
-            return
-        except subprocess.CalledProcessError:
-            if attempt == 2:
-                raise
-            print(f"checkout of {commit[:10]} failed; trying again", file=sys.stderr)
-            time.sleep(2.0)
-
-
-def _prepare(lib: Any, work: Path, cache: Path, parent: str) -> float:
-    """Index the snapshot, from a cached copy when there is one; seconds spent."""
-    state = work / ".librarian"
-    db = state / "index.db"
-    saved = cache / f"{parent}.db"
-    started = time.perf_counter()
-    if saved.is_file():
-        state.mkdir(exist_ok=True)
-        for suffix in ("", "-wal", "-shm"):
-            Path(str(db) + suffix).unlink(missing_ok=True)
-        shutil.copyfile(saved, db)
-    lib.index()
-    lib.close()
-    if not saved.is_file():
-        cache.mkdir(parents=True, exist_ok=True)
-        import sqlite3
-
-        con = sqlite3.connect(db)
-        con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        con.close()
-        shutil.copyfile(db, saved)
-    return time.perf_counter() - started
-
-
-def _first_pack_librarian(work: Path, limit: int, cache_dir: Path) -> Any:
+def _first_pack_librarian(work: Path, limit: int, cache_dir: Path) -> Librarian:
     """A ``Librarian`` on ``work`` as a user's first ``compose`` meets it: no index, an
     empty per-user parse cache, at most ``limit`` files parsed before the answer (0: the
     configured default) and no background run finishing the rest meanwhile."""
-    from codelibrarian.api import Librarian
-    from codelibrarian.config import load_config
-
     shutil.rmtree(work / ".librarian", ignore_errors=True)
     shutil.rmtree(cache_dir, ignore_errors=True)
     os.environ["LIBRARIAN_CACHE_DIR"] = str(cache_dir)
@@ -114,23 +59,6 @@ def _first_pack_librarian(work: Path, limit: int, cache_dir: Path) -> Any:
         update["first_files"] = limit
     config = config.model_copy(update={"index": config.index.model_copy(update=update)})
     return Librarian(work, config)
-
-
-def _drop_lane(lane: str) -> None:
-    """Every workspace of this run gathers from all its sources but ``lane`` (a
-    benchmark-only switch: the library has no option to silence a built-in lane)."""
-    from codelibrarian.service.workspace import WorkspaceSession
-    from codelibrarian.sources import load_sources
-
-    loaded = WorkspaceSession.sources
-    names = {s.name for s in load_sources()}
-    if lane not in names:
-        raise SystemExit(f"--drop-lane: unknown lane {lane!r} (lanes: {', '.join(sorted(names))})")
-
-    def sources(self: Any) -> tuple[Any, ...]:
-        return tuple(s for s in loaded(self) if s.name != lane)
-
-    WorkspaceSession.sources = sources  # type: ignore[method-assign]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -143,13 +71,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--tag", default="fast")
     ap.add_argument("--ablate", default="", help="comma list of signals to switch off")
     ap.add_argument(
-        "--drop-lane",
-        default="",
-        metavar="LANE",
-        help="leave one source lane out (structure, rules, local, history...): its "
-        "share of the budget goes to the others, as when it has nothing to offer",
-    )
-    ap.add_argument(
         "--first-pack",
         type=int,
         default=None,
@@ -160,32 +81,15 @@ def main(argv: list[str] | None = None) -> int:
     )
     ap.add_argument("--dump", type=Path, default=None, help="write every pack under DIR")
     ap.add_argument("--tasks-dir", type=Path, default=None, help="default: BENCH/tasks")
-    ap.add_argument(
-        "--set",
-        action="append",
-        default=[],
-        metavar="MODULE.NAME=VALUE",
-        help="override a module constant for a sweep (a Python literal)",
-    )
     args = ap.parse_args(argv)
-    for item in args.set:
-        import ast
-        import importlib
-
-        target, _, value = item.partition("=")
-        module, _, name = target.rpartition(".")
-        setattr(importlib.import_module(module), name, ast.literal_eval(value))
-    if args.drop_lane:
-        _drop_lane(args.drop_lane)
+    warnings.simplefilter("ignore", DeprecationWarning)
+    signals_off = frozenset(s.strip() for s in args.ablate.split(",") if s.strip())
 
     bench = args.bench.resolve()
-    run = _harness(bench)
-    from codelibrarian.api import Librarian
-
-    signals_off = frozenset(s.strip() for s in args.ablate.split(",") if s.strip())
+    run = load_harness(bench)
     budgets = [int(b) for b in args.budgets.split(",")]
     modes = args.modes.split(",")
-    key = _index_key()
+    key = index_key()
     results = bench / "results"
     results.mkdir(exist_ok=True)
     with open(results / f"fast-{args.tag}-raw.jsonl", "w", encoding="utf-8") as raw:
@@ -200,9 +104,7 @@ def main(argv: list[str] | None = None) -> int:
                 subprocess.run(
                     ["git", "clone", "-q", "--no-checkout", str(src), str(work)], check=True
                 )
-            tasks_dir = args.tasks_dir or bench / "tasks"
-            lines = (tasks_dir / f"{repo}.jsonl").read_text(encoding="utf-8").splitlines()
-            tasks = [json.loads(line) for line in lines if line.strip()]
+            tasks = read_tasks(bench, repo, args.tasks_dir)
             chosen = {
                 m: {
                     t["id"] for t in run.pick([t for t in tasks if m in t["modes"]], args.max_tasks)
@@ -213,7 +115,7 @@ def main(argv: list[str] | None = None) -> int:
             repo_rows: list[dict[str, Any]] = []
             index_s: list[float] = []
             for task in tasks:
-                _checkout(run, work, task["parent"])
+                checkout(run, work, task["parent"])
                 files = run.tracked_files(str(work))
                 contents = {}
                 for p in files:
@@ -229,8 +131,8 @@ def main(argv: list[str] | None = None) -> int:
                     )
                 lib = Librarian(work)
                 if args.first_pack is None:
-                    index_s.append(_prepare(lib, work, cache, task["parent"]))
-                as_of = _as_of(work)
+                    index_s.append(prepare(lib, work, cache, task["parent"]))
+                fixed = as_of(work)
                 for mode in modes:
                     if task["id"] not in chosen[mode]:
                         continue
@@ -249,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
                                 budget=budget,
                                 diff_text=diff_text if mode == "diff" else None,
                                 fmt="markdown",
-                                as_of=as_of,
+                                as_of=fixed,
                                 use_cache=False,
                                 record=False,
                                 signals_off=signals_off,
@@ -309,4 +211,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(main())

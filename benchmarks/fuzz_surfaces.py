@@ -28,10 +28,9 @@ from collections import Counter
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-warnings.simplefilter("ignore", DeprecationWarning)
 
-import anyio  # noqa: E402
-from tests.reliability.fuzz import (  # noqa: E402
+import anyio
+from tests.reliability.fuzz import (
     AS_OF,
     Outcome,
     cli_cases,
@@ -102,14 +101,15 @@ def fuzz_mcp(base: Path, n: int, seed: int) -> list[tuple[object, Outcome]]:
     return outcomes
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--configs", type=int, default=4000)
     parser.add_argument("--cli", type=int, default=4000)
     parser.add_argument("--mcp", type=int, default=2000)
     parser.add_argument("--seed", type=int, default=17)
     parser.add_argument("--show", type=int, default=5, help="bad cases to print per surface")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    warnings.simplefilter("ignore", DeprecationWarning)
     totals: Counter[str] = Counter()
     with tempfile.TemporaryDirectory(prefix="librarian-fuzz-") as tmp:
         base = Path(tmp)

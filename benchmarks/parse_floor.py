@@ -18,8 +18,6 @@ import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
-
 from codelibrarian.index.languages import language_for, load_queries
 
 
@@ -41,12 +39,12 @@ def parse_batch(root: str, rels: list[str], queries: bool) -> int:
     return captured
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("root")
-    ap.add_argument("filelist")
-    ap.add_argument("--queries", action="store_true")
-    args = ap.parse_args()
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("root", help="the folder the listed paths are relative to")
+    ap.add_argument("filelist", help="a file of paths, one a line")
+    ap.add_argument("--queries", action="store_true", help="also run the tags queries")
+    args = ap.parse_args(argv)
     rels = [r for r in Path(args.filelist).read_text(encoding="utf-8").splitlines() if r]
     workers = os.cpu_count() or 1
     batches = [rels[i : i + 50] for i in range(0, len(rels), 50)]
@@ -54,7 +52,8 @@ def main() -> None:
     with ProcessPoolExecutor(max_workers=workers) as pool:
         total = sum(pool.map(parse_batch, [args.root] * n, batches, [args.queries] * n))
     print(total)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

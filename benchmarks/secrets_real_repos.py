@@ -88,11 +88,11 @@ def scan_repo(root: Path, show: bool) -> dict[str, object]:
     }
 
 
-def main() -> int:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("repos", nargs="+", type=Path)
+    parser.add_argument("repos", nargs="+", type=Path, help="git checkouts to scan")
     parser.add_argument("--show", action="store_true", help="list every finding on stderr")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     for repo in args.repos:
         print(json.dumps(scan_repo(repo.resolve(), args.show)), flush=True)
     return 0

@@ -17,15 +17,13 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
-sys.path.insert(0, str(ROOT / "src"))
-sys.path.insert(0, str(HERE))
-
-from export_training import write_or_check  # noqa: E402
+sys.path.insert(0, str(HERE.parent))
 
 from codelibrarian.planning.ngrams import train  # noqa: E402
 from codelibrarian.planning.semantic import catalog_texts  # noqa: E402
 from codelibrarian.planning.training import bundled  # noqa: E402
 from codelibrarian.techniques.registry import default_library  # noqa: E402
+from harness.bundled import export_main  # noqa: E402
 
 TARGET = ROOT / "src" / "codelibrarian" / "planning" / "data" / "ngram_weights.txt"
 
@@ -34,11 +32,16 @@ def render() -> str:
     return train(catalog_texts(default_library()), bundled()).dumps()
 
 
-def main(argv: list[str]) -> int:
-    text = render()
-    what = f"{len(text.splitlines()) - 6} features"
-    return write_or_check(TARGET, text, argv, script=Path(__file__).name, what=what)
+def main(argv: list[str] | None = None) -> int:
+    return export_main(
+        argv,
+        script=Path(__file__).name,
+        description=__doc__.split("\n\n")[0],
+        target=TARGET,
+        render=render,
+        what=lambda text: f"{len(text.splitlines()) - 6} features",
+    )
 
 
 if __name__ == "__main__":
-    raise SystemExit(main(sys.argv[1:]))
+    sys.exit(main())

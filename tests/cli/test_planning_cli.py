@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from codelibrarian.planning.history import trace_to_dict
-from codelibrarian.planning.simulate import FAILING, PLANTED_SEQUENCE, simulate_runs
 from codelibrarian.techniques.registry import default_library
 from tests.helpers import run_cli
 from tests.planning.repo_fixture import AS_OF, build_repo
+from tests.planning.simulate import FAILING, PLANTED_SEQUENCE, simulate_runs
 
 #: no provider is reachable: PATH without CLIs, local servers on a closed port
 NO_PROVIDERS = {

@@ -1,15 +1,11 @@
-"""Past commits' edited definitions: read from git's hunk headers, stored by the index."""
+"""Past commits' edited files: read from git history, stored by the index."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from codelibrarian.api import Librarian
-from codelibrarian.index.history_edits import (
-    definition_name,
-    message_words,
-    read_history,
-)
+from codelibrarian.index.history_edits import message_words, read_history
 from codelibrarian.index.store import open_store
 from tests.helpers import commit_all, make_repo, write_files
 
@@ -21,49 +17,33 @@ def _py(bodies: dict[str, str]) -> str:
     )
 
 
-def test_definition_names_are_read_off_function_context_lines() -> None:
-    assert definition_name("def render_row(self, row):") == "render_row"
-    assert definition_name("class Formatter(Base):") == "Formatter"
-    assert definition_name("func (l *Logger) WithField(key string) *Entry {") == "WithField"
-    assert definition_name("pub fn search_path(&self) -> io::Result<()> {") == "search_path"
-    assert definition_name("app.handle = function handle(req, res, callback) {") == "handle"
-    assert definition_name("  async fetchAll(url) {") == "fetchAll"
-    assert definition_name("if (x) {") is None
-    assert definition_name("") is None
-
-
 def test_message_words_split_identifiers_and_drop_commit_chatter() -> None:
     words = message_words("Fix FlaskClient highlighting (#123), update the docs")
     assert words == ["flaskclient", "flask", "client", "highlighting", "docs"]
 
 
-def test_history_names_the_definitions_each_commit_edited(tmp_path: Path) -> None:
+def test_history_lists_the_code_files_each_commit_edited(tmp_path: Path) -> None:
     bodies = {f"step_{i}": f"total += {i}" for i in range(6)}
     repo = make_repo(tmp_path / "r", {"pkg/mod.py": _py(bodies), "README.md": "hello\n"})
     bodies["step_4"] = "total *= 4"
     write_files(repo, {"pkg/mod.py": _py(bodies), "README.md": "hello again\n"})
     commit_all(repo, "Multiply in the fourth step", date="2026-01-03T00:00:00+00:00")
-    bodies["step_1"] = "total -= 1"
-    bodies["step_5"] = "total -= 5"
-    write_files(repo, {"pkg/mod.py": _py(bodies)})
-    commit_all(repo, "Subtract in two steps", date="2026-01-04T00:00:00+00:00")
+    write_files(repo, {"pkg/util.py": _py({"helper": "total -= 1"}), "README.md": "bye\n"})
+    commit_all(repo, "Add a helper", date="2026-01-04T00:00:00+00:00")
+    write_files(repo, {"README.md": "prose only\n"})
+    commit_all(repo, "Reword the readme", date="2026-01-05T00:00:00+00:00")
 
-    history = read_history(repo, limit=10, definitions=True)
+    history = read_history(repo, limit=10)
+    # a commit that edited no code file is not read; prose files are not listed
     assert [c.message for c in history] == [
-        "Subtract in two steps",
+        "Add a helper",
         "Multiply in the fourth step",
         "initial",
     ]
     assert [c.order for c in history] == [0, 1, 2]
-    # a hunk is named by the definition it is in; prose files are not read
-    assert history[0].edits == (("pkg/mod.py", ("step_1", "step_5")),)
-    assert history[1].edits == (("pkg/mod.py", ("step_4",)),)
-    assert history[2].files() == ("pkg/mod.py",)
-    assert [c.sha for c in read_history(repo, rev="HEAD~1", limit=1)] == [history[1].sha]
-    # without patches: the same commits and files, no names
-    plain = read_history(repo, limit=10)
-    assert [(c.sha, c.files()) for c in plain] == [(c.sha, c.files()) for c in history]
-    assert all(names == () for c in plain for _, names in c.edits)
+    assert [c.files() for c in history] == [("pkg/util.py",), ("pkg/mod.py",), ("pkg/mod.py",)]
+    assert [c.sha for c in read_history(repo, rev="HEAD~2", limit=1)] == [history[1].sha]
+    assert read_history(repo, limit=0) == []
 
 
 def test_a_commit_touching_too_many_files_is_left_out(tmp_path: Path) -> None:

@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -19,17 +20,19 @@ from codelibrarian.planning.evolution import (
     preset_table,
     proposal_id,
 )
-from codelibrarian.planning.simulate import (
+from codelibrarian.techniques.lcl import programs_from_text
+from codelibrarian.techniques.lcl.presets import to_toml
+from codelibrarian.techniques.registry import default_library
+from tests.planning.simulate import (
     FAILING,
     FAILING_STEP,
     PLANTED_SEQUENCE,
     simulate_runs,
 )
-from codelibrarian.techniques.lcl import programs_from_text
-from codelibrarian.techniques.lcl.presets import to_toml
-from codelibrarian.techniques.registry import default_library
 
 AS_OF = 1_800_000_000
+#: the checkout (the subprocess imports ``tests.planning.simulate`` from it)
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _comps() -> dict[str, tuple[str, ...]]:
@@ -78,7 +81,7 @@ def test_report_is_byte_identical_across_runs_and_hash_seeds(report: EvolutionRe
     code = (
         "import json, sys\n"
         "from codelibrarian.planning.evolution import evolve\n"
-        "from codelibrarian.planning.simulate import simulate_runs\n"
+        "from tests.planning.simulate import simulate_runs\n"
         "from codelibrarian.techniques.registry import default_library\n"
         "c = {k: v.primitives for k, v in default_library().compositions.items()}\n"
         f"r = evolve(simulate_runs(500, c, as_of={AS_OF}, seed=3), c, as_of={AS_OF})\n"
@@ -87,7 +90,7 @@ def test_report_is_byte_identical_across_runs_and_hash_seeds(report: EvolutionRe
     for seed in ("0", "1", "4242"):
         env = {**os.environ, "PYTHONHASHSEED": seed}
         out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
-                             text=True, check=True, timeout=120)  # fmt: skip
+                             text=True, check=True, timeout=120, cwd=ROOT)  # fmt: skip
         assert out.stdout == mine
 
 

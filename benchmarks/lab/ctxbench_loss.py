@@ -18,7 +18,7 @@ each pack spent its tokens (the map, the gold files' edited definitions, the gol
 files' other lines, other code, prose lines of code blocks, tests, docs) for packs
 with and without a loss::
 
-    .venv/bin/python benchmarks/ctxbench_loss.py --bench SCRATCH/ctxbench --tag TAG \\
+    .venv/bin/python benchmarks/lab/ctxbench_loss.py --bench SCRATCH/ctxbench --tag TAG \\
         --dump DIR [--cells intent.2000,intent.8000]
 """
 
@@ -31,21 +31,20 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "src"))
-sys.path.insert(0, str(ROOT / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ctxbench_fast import _harness, _index_key  # noqa: E402
-from ctxbench_misses import (  # noqa: E402
-    _DOC,
-    _TEST,
+from codelibrarian.sources.excerpts import prose_lines
+from harness.ctxbench import (
+    DOC,
+    TEST,
     blocks,
+    dump_arguments,
     edit_lines,
+    index_key,
+    load_harness,
     load_tasks,
-    run_arguments,
+    norm_line,
 )
-
-from codelibrarian.sources.excerpts import prose_lines  # noqa: E402
 
 CLASSES = (
     "file absent, named in the map",
@@ -113,12 +112,12 @@ def numbered_body(block: dict[str, Any], rows: list[str] | None) -> list[tuple[i
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = run_arguments(__doc__)
+    ap = dump_arguments(__doc__.split("\n\n")[0])
     ap.add_argument("--detail", action="store_true", help="one line per file with a loss")
     args = ap.parse_args(argv)
     bench = args.bench.resolve()
-    run = _harness(bench)
-    key = _index_key()
+    run = load_harness(bench)
+    key = index_key()
     tasks = load_tasks(bench)
     raw = bench / "results" / f"fast-{args.tag}-raw.jsonl"
     rows = [json.loads(x) for x in raw.read_text(encoding="utf-8").splitlines() if x.strip()]
@@ -154,9 +153,9 @@ def main(argv: list[str] | None = None) -> int:
                 path = block["path"]
                 where = (
                     "tests"
-                    if _TEST.search(path)
+                    if TEST.search(path)
                     else "docs"
-                    if _DOC.search(path)
+                    if DOC.search(path)
                     else "gold"
                     if path in row["gold"]
                     else "other code"
@@ -165,7 +164,7 @@ def main(argv: list[str] | None = None) -> int:
                 if where == "gold":
                     shown_of[path].update(n for n, _ in lines)
                 prose = prose_lines(tuple(lines)) if where in ("gold", "other code") else set()
-                edited_defs = set()
+                edited_defs: set[int] = set()
                 if where == "gold":
                     for n in edits[path]:
                         d = innermost(defs[path], n)
@@ -191,8 +190,8 @@ def main(argv: list[str] | None = None) -> int:
                 gone = [
                     n
                     for n in edits[gold]
-                    if run._norm(pre[gold][n - 1]) not in plines
-                    and run._norm(pre[gold][n - 1])
+                    if norm_line(run, pre[gold][n - 1]) not in plines
+                    and norm_line(run, pre[gold][n - 1])
                     and n not in shown
                 ]
                 share = (1 - score) / len(row["gold"])
@@ -243,4 +242,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(main())

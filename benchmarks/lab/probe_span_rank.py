@@ -7,25 +7,26 @@ gold file often ranks ninth or lower. This probe records, for every gold file th
 set of candidate features, and whether the span's own lines hold an edit-locus line
 (the harness's kept locus: lines of ten characters or more found in no other file).
 
-``collect`` composes every task once (8,000 tokens, so the first 20 files are ranked;
-a file's span order does not depend on the budget) with ``rank_spans`` wrapped, and
-writes one JSON row per span (its signals, place, size and text); ``fit`` derives the
-candidate features from those rows (identifier parts of the code, prose, strings,
-in-file IDF, name variants, in-file references, size, position, nesting, test-ness),
-reports per split the best edited span's place (@1 / @3 / @5 / @8, reciprocal rank)
-and the **coverage** (the share of a file's edited spans among its best spans that fit
-300 / 600 / 1,200 / 3,000 tokens), fits integer weights by coordinate search over all
-seven development repositories (``--objective rank`` or ``cover``), and checks them
-leave-one-repository-out::
+The rows (one JSON object per span: its signals, place in the file's layout, size and
+text) were collected by composing every task once with ``rank_spans`` wrapped, by the
+``collect`` command this probe had until ``c5cfb3a`` (``git show
+c5cfb3a:benchmarks/probe_span_rank.py``). That command patched the library's
+``rank_spans`` and read ``query/locate.py``'s private span layout, so it was dropped
+when the benchmarks became code; the conclusion it served is recorded in
+``benchmarks/ctxbench.md`` ("Span ranking fitted on two development splits"; no fit
+shipped). ``fit`` still reads such rows: it derives the candidate features (identifier
+parts of the code, prose, strings, in-file IDF, name variants, in-file references,
+size, position, nesting, test-ness), reports per split the best edited span's place
+(@1 / @3 / @5 / @8, reciprocal rank) and the **coverage** (the share of a file's edited
+spans among its best spans that fit 300 / 600 / 1,200 / 3,000 tokens), fits integer
+weights by coordinate search over all seven development repositories (``--objective
+rank`` or ``cover``), and checks them leave-one-repository-out::
 
-    .venv/bin/python benchmarks/probe_span_rank.py collect --bench SCRATCH/ctxbench \\
-        --repos click,httpx,logrus,express --out SCRATCH/spans-tuning.jsonl
-    .venv/bin/python benchmarks/probe_span_rank.py fit SCRATCH/spans-*.jsonl \\
+    .venv/bin/python benchmarks/lab/probe_span_rank.py fit SCRATCH/spans-*.jsonl \\
         --modes intent --objective cover --keys bm25,names,body,head [--singles]
 
-``collect`` uses its own work trees (``.data/probework``), so it can run beside the
-runner on the same harness copy. Integer features only: the fit orders by integer
-sums and breaks ties by line, as ``rank_spans`` does.
+Integer features only: the fit orders by integer sums and breaks ties by line, as
+``rank_spans`` does.
 """
 
 from __future__ import annotations
@@ -33,159 +34,17 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import subprocess
 import sys
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ctxbench_fast import _checkout, _harness, _index_key, _prepare  # noqa: E402
+from harness.ctxbench import TUNING
 
-TUNING = ("click", "httpx", "logrus", "express")
 DEV2 = ("flask", "ripgrep", "sphinx")
-
-
-def _features(store: Any, file: Any, spans: Any) -> list[dict[str, Any]]:
-    """One row per span of ``file``: its present signals, place and text (the candidate
-    features are derived from the text by ``fit``)."""
-    from codelibrarian.query import locate as L
-
-    layout = L._layout(store, file.path, None)
-    texts = {c.chunk_id: c.text for c in store.chunks_for(file.path)}
-    by_id = {s.chunk_id: (pos, s) for pos, s in enumerate(spans)}
-    rows = []
-    for k, part in enumerate(layout.parts):
-        c = part.chunk
-        pos, span = by_id.get(c.chunk_id, (len(spans), None))
-        row = {
-            "id": c.chunk_id,
-            "start": c.start_line,
-            "end": c.end_line,
-            "own": part.own,
-            "kind": c.kind,
-            "symbol": c.symbol,
-            "tokens": c.tokens,
-            "k": k,
-            "n": len(layout.parts),
-            "container": part.container,
-            "head": part.head,
-            "frame": bool(part.frame),
-            "rank": pos,
-            "score": span.score if span else 0,
-            "sig": dict(span.signals) if span else {},
-            "text": texts.get(c.chunk_id, ""),
-        }
-        rows.append(row)
-    return rows
-
-
-def _work_tree(src: Path, work: Path) -> Path:
-    """The probe's own clone of ``src`` (the runner's work trees stay the runner's)."""
-    if not work.is_dir():
-        subprocess.run(["git", "clone", "-q", "--no-checkout", str(src), str(work)], check=True)
-    return work
-
-
-def _runner_pick(run: Any, tasks: list[dict[str, Any]], n: int) -> dict[str, set[str]]:
-    """Per mode, the ids of the tasks the runner scores with ``--max-tasks n``."""
-    out: dict[str, set[str]] = {}
-    for mode in ("intent", "diff"):
-        of_mode = [t for t in tasks if mode in t["modes"]]
-        out[mode] = {t["id"] for t in run.pick(of_mode, n)}
-    return out
-
-
-def collect(args: argparse.Namespace) -> int:
-    from ctxbench_adapter import _as_of
-
-    from codelibrarian.api import Librarian
-    from codelibrarian.sources import retrieved
-
-    bench = args.bench.resolve()
-    run = _harness(bench)
-    real = retrieved.rank_spans
-    seen: dict[str, Any] = {}
-    wanted: set[str] = set()
-    terms: list[Any] = [frozenset(), ()]
-    top: list[Any] = [[]]
-
-    def wrapped(store: Any, request: Any, file: Any, **kw: Any) -> Any:
-        out = real(store, request, file, **kw)
-        terms[:] = [request.terms(), request.diff_words]
-        if file.path not in top[0]:
-            top[0].append(file.path)
-        if file.path in wanted and file.path not in seen:
-            full = real(store, request, file, quoted_chunks=kw.get("quoted_chunks", frozenset()))
-            seen[file.path] = _features(store, file, full)
-        return out
-
-    retrieved.rank_spans = wrapped  # type: ignore[assignment]
-    key = _index_key()
-    with open(args.out, "w", encoding="utf-8") as sink:
-        for repo in args.repos.split(","):
-            src = bench / ".data" / "repos" / repo
-            work = _work_tree(src, bench / ".data" / "probework" / repo)
-            cache = bench / ".data" / "fastcache" / repo / key
-            with open(bench / "tasks" / f"{repo}.jsonl", encoding="utf-8") as f:
-                tasks = [json.loads(line) for line in f if line.strip()]
-            chosen = _runner_pick(run, tasks, args.max_tasks)
-            for task in tasks:
-                modes = [m for m in ("intent", "diff") if task["id"] in chosen[m]]
-                if not modes:
-                    continue
-                _checkout(run, work, task["parent"])
-                texts = (
-                    (p, run.read_text_file(str(work / p))) for p in run.tracked_files(str(work))
-                )
-                contents = {p: t for p, t in texts if t is not None}
-                locus = run.locus_data(str(src), task, contents)
-                lib = Librarian(work)
-                _prepare(lib, work, cache, task["parent"])
-                # 8,000 tokens: the first 20 files get their spans ranked
-                options: dict[str, Any] = {"budget": 8000, "fmt": "markdown", "use_cache": False}
-                options.update(as_of=_as_of(work), record=False)
-                for mode in modes:
-                    gold = task["gold"] if mode == "intent" else task["gold"][1:]
-                    diff_text = None
-                    if mode == "diff":
-                        diff_text = run.git(
-                            str(src), "diff", task["parent"], task["commit"], "--", task["gold"][0]
-                        )
-                    seen.clear()
-                    top[0] = []
-                    wanted.clear()
-                    wanted.update(gold)
-                    lib.compose(task["query"], diff_text=diff_text, **options)
-                    for path, rows in seen.items():
-                        kept = locus.get(path, (set(), set()))[0]
-                        if not kept:
-                            continue
-                        file_lines = contents.get(path, "").splitlines()
-                        for row in rows:
-                            hit = any(
-                                run._norm(file_lines[i - 1]) in kept
-                                for a, b in row["own"]
-                                for i in range(a, min(b, len(file_lines)) + 1)
-                            )
-                            row.update(
-                                repo=repo,
-                                task=task["id"],
-                                mode=mode,
-                                path=path,
-                                edit=hit,
-                                query=task["query"],
-                                terms=sorted(terms[0]),
-                                diff_words=list(terms[1]),
-                                top=top[0],
-                            )
-                            sink.write(json.dumps(row) + "\n")
-                lib.close()
-            print(repo, "done", flush=True)
-    return 0
 
 
 # ---------------------------------------------------------------------------- fit
@@ -296,7 +155,7 @@ def derive(rows: list[dict[str, Any]]) -> None:
 
 
 def score_of(r: dict[str, Any], w: dict[str, int]) -> int:
-    f = r["f"]
+    f: dict[str, int] = r["f"]
     s = sum(w.get(k, 0) * v for k, v in f.items()) // 1000
     s = max(0, min(1000, s))
     return s * 600 // 1000 if r["container"] else s
@@ -428,20 +287,15 @@ def fit_main(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
-    c = sub.add_parser("collect")
-    c.add_argument("--bench", required=True, type=Path)
-    c.add_argument("--repos", required=True)
-    c.add_argument("--max-tasks", type=int, default=20)
-    c.add_argument("--out", required=True, type=Path)
-    f = sub.add_parser("fit")
+    f = sub.add_parser("fit", help="derive features from collected rows and fit weights")
     f.add_argument("rows", nargs="+", type=Path)
     f.add_argument("--modes", default="intent,diff")
     f.add_argument("--keys", default="bm25,names,body,head")
     f.add_argument("--singles", action="store_true", help="each feature alone, added, removed")
     f.add_argument("--objective", choices=("cover", "rank"), default="cover")
     args = ap.parse_args(argv)
-    return collect(args) if args.cmd == "collect" else fit_main(args)
+    return fit_main(args)
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(main())

@@ -17,7 +17,7 @@ budgets of 2,000 and 8,000 (``budget=``: the summed tokens of the cited chunks,
 a proxy for a pack; the ctxbench harness measures real packs). This is a quick
 directional check, not the ctxbench score.
 
-    .venv/bin/python benchmarks/query_ablation.py --tasks SCRATCH/ctxbench/tasks/click.jsonl \\
+    .venv/bin/python benchmarks/lab/query_ablation.py --tasks SCRATCH/ctxbench/tasks/click.jsonl \\
         --repo-dir SCRATCH/ctxbench/.data/repos/click --work /tmp/abl-click [--max-tasks 30]
 """
 
@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 from codelibrarian.index.indexer import index_workspace
-from codelibrarian.query import retrieval, run_query
+from codelibrarian.query import run_query
 from codelibrarian.query.embed import load_embedder
 
 CONFIGS: dict[str, frozenset[str]] = {
@@ -53,17 +53,14 @@ def recall(found: list[str], gold: list[str]) -> float:
     return sum(1 for g in gold if g in found) / len(gold)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--tasks", type=Path, required=True)
-    ap.add_argument("--repo-dir", type=Path, required=True)
-    ap.add_argument("--work", type=Path, required=True)
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--tasks", type=Path, required=True, help="a task file (NAME.jsonl)")
+    ap.add_argument("--repo-dir", type=Path, required=True, help="a full clone of NAME")
+    ap.add_argument("--work", type=Path, required=True, help="scratch folder")
     ap.add_argument("--max-tasks", type=int, default=30)
     ap.add_argument("--depth", default="L1")
-    ap.add_argument("--dense-weight", type=int, default=None, help="RRF weight per mille")
-    args = ap.parse_args()
-    if args.dense_weight is not None:
-        retrieval.DENSE_WEIGHT_PERMILLE = args.dense_weight
+    args = ap.parse_args(argv)
 
     tasks = [json.loads(line) for line in args.tasks.read_text().splitlines() if line.strip()]
     tasks = [t for t in tasks if "intent" in t["modes"]][: args.max_tasks]
@@ -107,7 +104,8 @@ def main() -> None:
             f"| {name} | {mean['r@5']:.3f} | {mean['r@10']:.3f} | {mean['b2000']:.3f} "
             f"| {mean['b8000']:.3f} | {per_query:.2f} |"
         )
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -5,7 +5,7 @@ wrong part": the gold file is shown, its edited definition ranks 9th or lower am
 the file's spans (``query.locate.rank_spans``). Tasks read like commit messages, and
 git history up to the task's parent commit is in place (no leak). For each intent
 task this probe reads the newest ``--commits`` commits before the task
-(``index.history_edits.read_history``: per commit, the definitions its hunks were in)
+(``harness.history.read_definitions``: per commit, the definitions its hunks were in)
 and scores each span of each gold file by three history signals:
 
 * ``similar``: the past commits whose messages are most like the task (BM25 over
@@ -26,7 +26,7 @@ fused in. A span "holds" an edit line when one of the pre-image lines the task's
 commit removes (or, for an insertion, the two non-blank lines either side) is among
 its own lines. The runner's cached index copies are read, so run that first::
 
-    .venv/bin/python benchmarks/probe_history_spans.py --bench SCRATCH/ctxbench \\
+    .venv/bin/python benchmarks/lab/probe_history_spans.py --bench SCRATCH/ctxbench \\
         --repos flask,ripgrep,sphinx [--max-tasks 20] [--commits 1000] [--cache FILE]
 """
 
@@ -35,106 +35,42 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import re
 import sys
 from collections import Counter
-from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ctxbench_fast import _harness, _index_key  # noqa: E402
-
-from codelibrarian.index.history_edits import message_words, read_history  # noqa: E402
-from codelibrarian.index.store import SqliteStore  # noqa: E402
-from codelibrarian.query.locate import (  # noqa: E402
-    SPAN_WEIGHTS,
-    Located,
-    LocatedFile,
-    LocateRequest,
-    Span,
-    locate,
-    rank_spans,
+from codelibrarian.index.history_edits import message_words
+from codelibrarian.index.store import SqliteStore
+from codelibrarian.query.locate import locate
+from harness.ctxbench import locus_lines
+from harness.history import read_definitions
+from harness.spans import (
+    count_place,
+    gold_spans,
+    golds_with_a_choice,
+    of_split,
+    places_table,
+    raw_score,
+    request_of,
+    snapshots,
+    span_record,
 )
-from codelibrarian.trigger import Trigger  # noqa: E402
-
-_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@")
-
-
-def locus_lines(run: Any, src: Path, parent: str, commit: str, path: str) -> set[int]:
-    """Pre-image line numbers the commit edits in ``path`` (the harness's rule)."""
-    diff = run.git(
-        str(src), "diff", "-U0", "--no-color", "--no-renames", parent, commit, "--", path
-    )
-    pre: list[str] | None = None
-    out: set[int] = set()
-    for line in diff.split("\n"):
-        m = _HUNK.match(line)
-        if not m:
-            continue
-        start, count = int(m.group(1)), 1 if m.group(2) is None else int(m.group(2))
-        if count:
-            out.update(range(start, start + count))
-            continue
-        if pre is None:
-            pre = run.git(str(src), "show", f"{parent}:{path}").split("\n")
-        before = [i for i in range(min(start, len(pre)), 0, -1) if pre[i - 1].strip()][:2]
-        after = [i for i in range(start + 1, len(pre) + 1) if pre[i - 1].strip()][:2]
-        out.update(before + after)
-    return out
-
-
-def short(symbol: str | None) -> str | None:
-    return None if not symbol else re.split(r"\.|::", symbol)[-1]
-
-
-def task_db(bench: Path, repo: str, parent: str) -> Path | None:
-    """The runner's cached index of the snapshot at ``parent``: the present indexer's
-    copy when there is one, else another version's."""
-    caches = [bench / ".data" / "fastcache" / repo / _index_key()]
-    caches += sorted((bench / ".data" / "fastcache" / repo).iterdir())
-    return next((c / f"{parent}.db" for c in caches if (c / f"{parent}.db").is_file()), None)
-
-
-def request_of(task: dict[str, Any]) -> tuple[Trigger, LocateRequest]:
-    """The task's trigger and the locate request compose would make of it (intent)."""
-    trig = Trigger.create(task["query"], as_of=0)
-    return trig, LocateRequest(
-        task=task["query"], keywords=trig.keywords, identifiers=trig.identifiers
-    )
-
-
-def snapshots(
-    bench: Path, repos: str, max_tasks: int
-) -> Iterator[tuple[Any, str, Path, dict[str, Any], Path]]:
-    """``(harness, repo, its clone, task, cached index)`` for the runner's pick of each
-    repository's intent tasks that have a cached index."""
-    run = _harness(bench)
-    for repo in repos.split(","):
-        tasks = [json.loads(line) for line in (bench / "tasks" / f"{repo}.jsonl").open()]
-        intent = [t for t in tasks if "intent" in t["modes"]]
-        for task in run.pick(intent, max_tasks):
-            db = task_db(bench, repo, task["parent"])
-            if db is None:
-                print("no index for", task["id"], file=sys.stderr)
-                continue
-            yield run, repo, bench / ".data" / "repos" / repo, task, db
-        print("collected", repo, file=sys.stderr, flush=True)
 
 
 def collect(args: argparse.Namespace) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
-    for run, repo, src, task, db in snapshots(args.bench, args.repos, args.max_tasks):
-        history = read_history(src, rev=task["parent"], limit=args.commits, definitions=True)
+    for _run, repo, src, task, db in snapshots(args.bench, args.repos, args.max_tasks):
+        history = read_definitions(src, rev=task["parent"], limit=args.commits)
         _, request = request_of(task)
         store = SqliteStore(db, readonly=True)
         try:
             located = locate(store, request, {})
             golds = []
             for gold in task["gold"]:
-                lines = locus_lines(run, src, task["parent"], task["commit"], gold)
+                lines = set(locus_lines(src, task["parent"], task["commit"], gold))
                 spans = gold_spans(store, request, located, gold)
                 golds.append({"path": gold, "spans": [span_record(s, lines) for s in spans]})
             out.append(
@@ -153,35 +89,6 @@ def collect(args: argparse.Namespace) -> list[dict[str, Any]]:
         finally:
             store.close()
     return out
-
-
-def gold_spans(
-    store: SqliteStore, request: LocateRequest, located: Located, path: str
-) -> tuple[Span, ...]:
-    """``rank_spans`` of a gold file as compose ranks it (unranked: with no hits)."""
-    ranked = next((f for f in located.files if f.path == path), None)
-    file = ranked or LocatedFile(path, 0, (), (), False, True)
-    return rank_spans(store, request, file, quoted_chunks=located.quoted_chunks)
-
-
-def span_record(span: Span, lines: set[int]) -> dict[str, Any]:
-    """What the probes keep of a ranked span; ``hit``: one of ``lines`` is its own."""
-    return {
-        "name": short(span.symbol),
-        "score": span.score,
-        "sig": dict(span.signals),
-        # a class's own lines: scaled down by rank_spans
-        "container": span.score != min(1000, _raw(span.signals)),
-        "start": span.start,
-        "end": span.end,
-        "own": [list(r) for r in span.own],
-        "hit": any(a <= ln <= b for a, b in span.own for ln in lines),
-    }
-
-
-def _raw(signals: Sequence[tuple[str, int]]) -> int:
-    weights = SPAN_WEIGHTS["intent"]
-    return sum(weights.get(k, 0) * v for k, v in signals) // 1000
 
 
 def bm25_top(query: str, history: list[Any], top: int) -> list[tuple[int, int]]:
@@ -239,7 +146,7 @@ def rank_of(spans: list[dict[str, Any]], extra: dict[str, int], weight: int) -> 
     top = max(extra.values(), default=0)
     order = []
     for i, s in enumerate(spans):
-        raw = _raw(tuple(s["sig"].items()))
+        raw = raw_score(tuple(s["sig"].items()))
         if top and s["name"] in extra:
             raw += weight * (extra[s["name"]] * 1000 // top) // 1000
         score = min(1000, raw)
@@ -272,32 +179,18 @@ def evaluate(data: list[dict[str, Any]], top: int) -> None:
         for sig in ("similar", "churn", "coedit")
         for w in (100, 200, 400, 800)
     ]
-    for split, repos in (("tuning", {"click", "httpx", "logrus", "express"}), ("dev2", None)):
-        rows = [t for t in data if (t["repo"] in repos if repos else t["repo"] not in _TUNING)]
+    for split in ("tuning", "dev2"):
+        rows = of_split(data, split)
         if not rows:
             continue
         counts: dict[str, Counter[str]] = {v[0]: Counter() for v in variants}
         for task in rows:
-            for gold in task["golds"]:
-                spans = gold["spans"]
-                hits = [s["hit"] for s in spans]
-                if len(spans) < 2 or not any(hits) or all(hits):
-                    continue
+            for gold in golds_with_a_choice(task):
                 sigs = signals(task, gold, top)
                 for name, sig, w in variants:
-                    r = rank_of(spans, sigs.get(sig, {}), w)
-                    c = counts[name]
-                    c["files"] += 1
-                    c["@1"] += r < 1
-                    c["@3"] += r < 3
-                    c["@5"] += r < 5
-                    c["@9"] += r < 9
+                    count_place(counts[name], rank_of(gold["spans"], sigs.get(sig, {}), w))
         print(f"\nspan level, {split} (commits {len(rows)} tasks; gold files with a span choice)")
-        print("| variant | gold files | @1 | @3 | @5 | @9 |")
-        print("|---|---:|---:|---:|---:|---:|")
-        for name, _, _ in variants:
-            c = counts[name]
-            print(f"| {name} | {c['files']} | {c['@1']} | {c['@3']} | {c['@5']} | {c['@9']} |")
+        print(places_table(counts))
         print(f"\nfile level, {split}: gold files' place among locate's code files")
         print("| variant | gold files | @1 | @3 | @5 | @8 | not in the top 40 |")
         print("|---|---:|---:|---:|---:|---:|---:|")
@@ -305,21 +198,18 @@ def evaluate(data: list[dict[str, Any]], top: int) -> None:
             fc: Counter[str] = Counter()
             for task in rows:
                 for gold in task["gold"]:
-                    r = file_rank(task, gold, w, top)
+                    place = file_rank(task, gold, w, top)
                     fc["files"] += 1
-                    if r is None:
+                    if place is None:
                         fc["none"] += 1
                         continue
                     for k in (1, 3, 5, 8):
-                        fc[f"@{k}"] += r < k
+                        fc[f"@{k}"] += place < k
             name = "main" if not w else f"similar {w}"
             print(
                 f"| {name} | {fc['files']} | {fc['@1']} | {fc['@3']} | {fc['@5']} | "
                 f"{fc['@8']} | {fc['none']} |"
             )
-
-
-_TUNING = {"click", "httpx", "logrus", "express"}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -342,4 +232,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(main())

@@ -14,7 +14,7 @@ share of the cell's score), what the packs spent their tokens on (the map, the g
 files, other code, tests, documentation, the change itself) and, for files that are
 shown, how many missing edit lines lie within three lines of a shown one::
 
-    .venv/bin/python benchmarks/ctxbench_misses.py --bench SCRATCH/ctxbench --tag TAG \\
+    .venv/bin/python benchmarks/lab/ctxbench_misses.py --bench SCRATCH/ctxbench --tag TAG \\
         --dump DIR [--cells intent.2000,intent.8000]
 
 Line numbers come from ``git diff -U0`` of the task's commit, counted the way the
@@ -24,21 +24,24 @@ side of a pure insertion; lines of 10+ characters).
 
 from __future__ import annotations
 
-import argparse
 import json
-import re
-import subprocess
+import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from ctxbench_fast import _harness
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-_HEAD = re.compile(r"^### (.*) \[([^\]]+)\]")
-_PATH = re.compile(r"^(\S+?)(?::([0-9,\-]+))?$")
-_HUNK = re.compile(r"@@ -(\d+)(?:,(\d+))? \+\d+(?:,\d+)? @@")
-_TEST = re.compile(r"(^|/)(tests?|testsuite|spec)/|(^|/)test_|_test\.|\.test\.|_spec\.")
-_DOC = re.compile(r"\.(md|rst|txt|html|adoc)$|(^|/)docs?/", re.IGNORECASE)
+from harness.ctxbench import (
+    DOC,
+    TEST,
+    blocks,
+    dump_arguments,
+    edit_lines,
+    load_harness,
+    load_tasks,
+)
+
 CLASSES = (
     "all shown",
     "shown partly",
@@ -48,50 +51,6 @@ CLASSES = (
 )
 
 
-def _git(repo: Path, *args: str) -> str:
-    out = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, check=True)
-    return out.stdout.decode("utf-8", "replace")
-
-
-def edit_lines(repo: Path, parent: str, commit: str, path: str) -> list[int]:
-    """Pre-image line numbers of the edit locus (see the module docstring)."""
-    diff = _git(repo, "diff", "-U0", "--no-color", "--no-renames", parent, commit, "--", path)
-    pre = _git(repo, "show", f"{parent}:{path}").split("\n")
-    out: list[int] = []
-    for line in diff.split("\n"):
-        found = _HUNK.match(line)
-        if not found:
-            continue
-        start = int(found.group(1))
-        count = 1 if found.group(2) is None else int(found.group(2))
-        if count:
-            out.extend(range(start, start + count))
-            continue
-        before = [i for i in range(min(start, len(pre)), 0, -1) if pre[i - 1].strip()][:2]
-        after = [i for i in range(start + 1, len(pre) + 1) if pre[i - 1].strip()][:2]
-        out.extend(sorted(before + after))
-    return [n for n in out if 1 <= n <= len(pre) and len(pre[n - 1].strip()) >= 10]
-
-
-def blocks(text: str) -> list[dict[str, Any]]:
-    """The pack's blocks: path, shown line numbers, kind and body lines."""
-    out: list[dict[str, Any]] = []
-    for line in text.splitlines():
-        head = _HEAD.match(line)
-        if head:
-            where = _PATH.match(head.group(1))
-            shown: set[int] = set()
-            for part in ((where.group(2) or "") if where else "").split(","):
-                if "-" in part:
-                    a, b = part.split("-")
-                    shown.update(range(int(a), int(b) + 1))
-            path = where.group(1) if where else head.group(1)
-            out.append({"path": path, "shown": shown, "kind": head.group(2), "lines": []})
-        elif out:
-            out[-1]["lines"].append(line)
-    return out
-
-
 def _spent_on(block: dict[str, Any], gold: list[str]) -> str:
     if block["kind"].startswith("dependency_graph"):
         return "map"
@@ -99,37 +58,16 @@ def _spent_on(block: dict[str, Any], gold: list[str]) -> str:
         return "the change"
     if block["path"] in gold:
         return "gold files"
-    if _TEST.search(block["path"]):
+    if TEST.search(block["path"]):
         return "tests"
-    if _DOC.search(block["path"]):
+    if DOC.search(block["path"]):
         return "docs"
     return "other code"
 
 
-def run_arguments(description: str | None) -> argparse.ArgumentParser:
-    """The options every reader of a runner's ``--dump`` run takes."""
-    ap = argparse.ArgumentParser(description=description)
-    ap.add_argument("--bench", required=True, type=Path)
-    ap.add_argument("--tag", required=True)
-    ap.add_argument("--dump", required=True, type=Path)
-    ap.add_argument("--cells", default="intent.2000,intent.8000")
-    return ap
-
-
-def load_tasks(bench: Path) -> dict[str, dict[str, Any]]:
-    """Every task of the harness copy's task files, by id."""
-    tasks: dict[str, dict[str, Any]] = {}
-    for path in (bench / "tasks").glob("*.jsonl"):
-        for line in path.read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                task = json.loads(line)
-                tasks[task["id"]] = task
-    return tasks
-
-
 def main(argv: list[str] | None = None) -> int:
-    args = run_arguments(__doc__).parse_args(argv)
-    run = _harness(args.bench.resolve())
+    args = dump_arguments(__doc__.split("\n\n")[0]).parse_args(argv)
+    run = load_harness(args.bench.resolve())
     tasks = load_tasks(args.bench)
     raw = args.bench / "results" / f"fast-{args.tag}-raw.jsonl"
     rows = [json.loads(x) for x in raw.read_text(encoding="utf-8").splitlines() if x.strip()]
@@ -189,4 +127,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(main())

@@ -16,7 +16,7 @@ and counts the gold files whose best edited chunk is first / among the first thr
 Ties break by line order, so nothing depends on float order. It reads the index
 copies ``ctxbench_fast.py`` cached (any indexer version), so run that first:
 
-    .venv/bin/python benchmarks/probe_span_embedding.py --bench SCRATCH/ctxbench \
+    .venv/bin/python benchmarks/lab/probe_span_embedding.py --bench SCRATCH/ctxbench \
         --repos flask,ripgrep,sphinx [--max-tasks 20]
 """
 
@@ -33,13 +33,11 @@ from typing import Any
 
 import numpy as np
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from ctxbench_fast import _harness  # noqa: E402
-
-from codelibrarian.index.store import SqliteStore  # noqa: E402
-from codelibrarian.query.embed import load_embedder  # noqa: E402
+from codelibrarian.index.store import SqliteStore
+from codelibrarian.query.embed import load_embedder
+from harness.ctxbench import Harness, load_harness, norm_line
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]+")
 _PART = re.compile(r"_|(?<=[a-z])(?=[A-Z])")
@@ -83,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repos", required=True)
     ap.add_argument("--max-tasks", type=int, default=20)
     args = ap.parse_args(argv)
-    run = _harness(args.bench)
+    run = load_harness(args.bench)
     embedder = load_embedder()
     if embedder is None:
         print("no embedding model installed", file=sys.stderr)
@@ -114,7 +112,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _probe_task(
-    run: Any,
+    run: Harness,
     store: SqliteStore,
     src: Path,
     task: dict[str, Any],
@@ -127,12 +125,12 @@ def _probe_task(
     qv = embed([query])[0]
     for gold in task["gold"]:
         locus = {
-            run._norm(line)
+            norm_line(run, line)
             for line in run.edit_locus(str(src), task["parent"], task["commit"], gold)
         }
         locus = {line for line in locus if len(line) >= 10}
         leaf = leaves(store.chunks_for(gold))
-        hit = [any(run._norm(line) in locus for line in c.text.splitlines()) for c in leaf]
+        hit = [any(norm_line(run, line) in locus for line in c.text.splitlines()) for c in leaf]
         if len(leaf) < 4 or not any(hit) or all(hit):
             continue
         vecs = embed([f"{gold} {c.symbol or ''}\n{c.text[:2000]}" for c in leaf])
@@ -155,4 +153,4 @@ def _line(c: Counter[str]) -> str:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(main())

@@ -1,9 +1,9 @@
 """Simulated workflow runs: a seeded, deterministic source of run traces.
 
-For trying ``evolve`` without a history, for the test suite and for the
-benchmark: :func:`simulate_runs` draws ``n`` runs from the library's compositions
-(each primitive in order, succeeding most of the time) and plants two things
-evolution should find:
+For the evolution tests and ``benchmarks/bench_planning.py evolve`` (it lived in the
+library, which never used it): :func:`simulate_runs` draws ``n`` runs from the library's
+compositions (each primitive in order, succeeding most of the time) and plants two
+things evolution should find:
 
 * a **frequent ad-hoc sequence** (:data:`PLANTED_SEQUENCE`, run as composition
   ``adhoc`` with a noisy tail) that succeeds about nine times in ten;
@@ -19,7 +19,7 @@ from __future__ import annotations
 import random
 from collections.abc import Mapping, Sequence
 
-from ..execution.traces import RunTrace, StepOutcome, StepTrace
+from codelibrarian.execution.traces import RunTrace, StepOutcome, StepTrace
 
 __all__ = [
     "FAILING",

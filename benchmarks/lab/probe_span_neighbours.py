@@ -23,55 +23,49 @@ holding an edit line) for two signals not tried:
 ``--add-cutoffs`` adds, per task, the time of the 100th / 300th / 1,000th newest
 non-merge commit before the parent, for the windowed variants (``last N commits``: a
 line last edited before the window counts as not recent, as an index that reads only
-the last N commits would see it). ``--add-links`` adds the layout-word form of the
-graph link (a chunk's words instead of the index's references); ``--graph`` prints
-the graph variants (slow on large files).
+the last N commits would see it). ``--graph`` prints the graph variants (slow on large
+files). The layout-word form of the graph link (a chunk's words instead of the index's
+references; ``ctxbench.md``, "Recency and the call graph at intent 2,000 tokens") read
+``query/locate.py``'s private span layout and is no longer computed here.
 
 Scores are fused as ``rank_spans`` fuses its own signals (``score + weight * signal //
 1000`` before the 1000 cap; a class's own lines scaled 6/10). The runner's cached index
 copies are read (run the runner first)::
 
-    .venv/bin/python benchmarks/probe_span_neighbours.py --bench SCRATCH/ctxbench \\
+    .venv/bin/python benchmarks/lab/probe_span_neighbours.py --bench SCRATCH/ctxbench \\
         --repos click,httpx,logrus,express --cache SCRATCH/nb-tuning.json
-    .venv/bin/python benchmarks/probe_span_neighbours.py --bench SCRATCH/ctxbench \\
-        --cache SCRATCH/nb-tuning.json --add-cutoffs --add-links --graph
+    .venv/bin/python benchmarks/lab/probe_span_neighbours.py --bench SCRATCH/ctxbench \\
+        --cache SCRATCH/nb-tuning.json --add-cutoffs --graph
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import re
 import subprocess
 import sys
 from collections import Counter
-from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from probe_history_spans import (  # noqa: E402
-    _raw,
+from codelibrarian.index.store import SqliteStore
+from codelibrarian.query.locate import locate
+from harness.ctxbench import locus_lines
+from harness.history import read_definitions
+from harness.spans import (
+    count_place,
     gold_spans,
-    locus_lines,
+    golds_with_a_choice,
+    of_split,
+    places_table,
+    raw_score,
     request_of,
     short,
     snapshots,
     span_record,
-    task_db,
 )
-
-from codelibrarian.index.history_edits import read_history  # noqa: E402
-from codelibrarian.index.store import SqliteStore  # noqa: E402
-from codelibrarian.query.locate import (  # noqa: E402
-    _layout,
-    _Part,
-    locate,
-)
-
-_TUNING = {"click", "httpx", "logrus", "express"}
 
 
 def blame_times(src: Path, parent: str, path: str) -> list[int]:
@@ -103,8 +97,8 @@ def blame_times(src: Path, parent: str, path: str) -> list[int]:
 
 def collect(args: argparse.Namespace) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
-    for run, repo, src, task, db in snapshots(args.bench, args.repos, args.max_tasks):
-        history = read_history(src, rev=task["parent"], limit=args.commits, definitions=True)
+    for _run, repo, src, task, db in snapshots(args.bench, args.repos, args.max_tasks):
+        history = read_definitions(src, rev=task["parent"], limit=args.commits)
         trig, request = request_of(task)
         exact = {w.lower() for w in (*trig.identifiers, *trig.keywords)}
         store = SqliteStore(db, readonly=True)
@@ -122,12 +116,11 @@ def collect(args: argparse.Namespace) -> list[dict[str, Any]]:
                 named.append([sym.path, sym.name, sorted(refs)])
             golds = []
             for gold in task["gold"]:
-                lines = locus_lines(run, src, task["parent"], task["commit"], gold)
+                lines = set(locus_lines(src, task["parent"], task["commit"], gold))
                 spans = gold_spans(store, request, located, gold)
                 golds.append(
                     {
                         "path": gold,
-                        "wlinked": word_links(store, gold, spans),
                         "refs": [[r.name, r.line] for r in store.references(path=gold)],
                         "blame": blame_times(src, task["parent"], gold),
                         "hunks": [
@@ -154,46 +147,6 @@ def collect(args: argparse.Namespace) -> list[dict[str, Any]]:
     return out
 
 
-def _short_name(symbol: str | None) -> str:
-    """A symbol's own name, lower-cased (``Foo.bar`` and ``a::b`` give ``bar``, ``b``)."""
-    if not symbol:
-        return ""
-    return re.split(r"\.|::", symbol)[-1].lower()
-
-
-def linked_parts(parts: Sequence[_Part], words: Mapping[str, int], seed: int) -> int:
-    """A bit mask of the parts linked to part ``seed`` by name: those whose chunk names
-    the seed's symbol (they call or use it) and those whose symbol the seed's chunk
-    names (it calls or uses them). Not the seed, parts without a name, nor a part whose
-    chunk holds the seed's or lies in it (a class names its methods by holding them)."""
-    top = parts[seed].chunk
-    name = _short_name(top.symbol)
-    mask = words.get(name, 0) if name else 0
-    bit = 1 << seed
-    for k, part in enumerate(parts):
-        c = part.chunk
-        if (c.start_line <= top.start_line and top.end_line <= c.end_line) or (
-            top.start_line <= c.start_line and c.end_line <= top.end_line
-        ):
-            mask &= ~(1 << k)
-            continue
-        own = _short_name(c.symbol)
-        if own and words.get(own, 0) & bit:
-            mask |= 1 << k
-    return mask
-
-
-def word_links(store: SqliteStore, path: str, spans: Any) -> list[bool]:
-    """Per span (in ``spans``' order): linked to the first by name in the file's layout
-    (``query.locate.linked_parts``, the signal as ``rank_spans`` would compute it)."""
-    if not spans:
-        return []
-    layout = _layout(store, path, None)
-    pos = {p.chunk.chunk_id: p.position for p in layout.parts}
-    mask = linked_parts(layout.parts, layout.words, pos[spans[0].chunk_id])
-    return [bool(mask >> pos[s.chunk_id] & 1) for s in spans]
-
-
 def add_cutoffs(args: argparse.Namespace, data: list[dict[str, Any]]) -> None:
     """Add ``cutoff``: per window size, the time of the oldest of the newest N non-merge
     commits before the task's parent (a line last edited before it is "not recent")."""
@@ -215,27 +168,6 @@ def add_cutoffs(args: argparse.Namespace, data: list[dict[str, Any]]) -> None:
 
 
 WINDOWS = (100, 300, 1000)
-
-
-def add_links(args: argparse.Namespace, data: list[dict[str, Any]]) -> None:
-    """Add ``wlinked`` to data collected before it was recorded."""
-    for task in data:
-        repo = task["repo"]
-        tasks = {
-            t["id"]: t for t in map(json.loads, (args.bench / "tasks" / f"{repo}.jsonl").open())
-        }
-        db = task_db(args.bench, repo, tasks[task["id"]]["parent"])
-        assert db is not None
-        _, request = request_of(task)
-        store = SqliteStore(db, readonly=True)
-        try:
-            located = locate(store, request, {})
-            for gold in task["golds"]:
-                spans = gold_spans(store, request, located, gold["path"])
-                assert [s.start for s in spans] == [s["start"] for s in gold["spans"]]
-                gold["wlinked"] = word_links(store, gold["path"], spans)
-        finally:
-            store.close()
 
 
 # ------------------------------------------------------------------ signals
@@ -314,7 +246,7 @@ def linked(task: dict[str, Any], gold: dict[str, Any], seeds: str) -> list[bool]
 def rank_with(spans: list[dict[str, Any]], lift: list[int], tie: list[int] | None = None) -> int:
     order = []
     for i, s in enumerate(spans):
-        raw = _raw(tuple(s["sig"].items())) + lift[i]
+        raw = raw_score(tuple(s["sig"].items())) + lift[i]
         score = min(1000, raw)
         if s["container"]:
             score = score * 600 // 1000
@@ -354,36 +286,28 @@ def variants(graph: bool) -> list[tuple[str, Any]]:
             out.append((f"recency {kind}, slope +{w}", slope))
     if not graph:
         return out
-    for w in (50, 100, 150, 200, 300):
-
-        def wgraph(t: Any, g: Any, w: int = w) -> Any:
-            return [w if x else 0 for x in g.get("wlinked", ())] or [0] * len(g["spans"]), None
-
-        out.append((f"graph best (layout words), +{w}", wgraph))
     for seeds in ("best", "named", "both"):
         for w in (50, 100, 200, 400):
 
-            def graph(t: Any, g: Any, seeds: str = seeds, w: int = w) -> Any:
+            def lift(t: Any, g: Any, seeds: str = seeds, w: int = w) -> Any:
                 return [w if x else 0 for x in linked(t, g, seeds)], None
 
-            out.append((f"graph {seeds}, +{w}", graph))
+            out.append((f"graph {seeds}, +{w}", lift))
     return out
 
 
 def evaluate(data: list[dict[str, Any]], graph: bool) -> None:
     vs = variants(graph)
     for split in ("tuning", "dev2"):
-        rows = [t for t in data if (t["repo"] in _TUNING) == (split == "tuning")]
+        rows = of_split(data, split)
         if not rows:
             continue
         counts: dict[str, Counter[str]] = {name: Counter() for name, _ in vs}
         linked_hits: Counter[str] = Counter()
         for task in rows:
-            for gold in task["golds"]:
+            for gold in golds_with_a_choice(task):
                 spans = gold["spans"]
                 hits = [s["hit"] for s in spans]
-                if len(spans) < 2 or not any(hits) or all(hits):
-                    continue
                 for seeds in ("best", "named") if graph else ():
                     flags = linked(task, gold, seeds)
                     linked_hits[f"{seeds} linked"] += sum(flags)
@@ -394,17 +318,9 @@ def evaluate(data: list[dict[str, Any]], graph: bool) -> None:
                     linked_hits["edited"] += sum(hits) if seeds == "best" else 0
                 for name, fn in vs:
                     lift, tie = fn(task, gold)
-                    r = rank_with(spans, lift, tie)
-                    c = counts[name]
-                    c["files"] += 1
-                    for k in (1, 3, 5, 9):
-                        c[f"@{k}"] += r < k
+                    count_place(counts[name], rank_with(spans, lift, tie))
         print(f"\n{split}: {len(rows)} tasks; {dict(linked_hits)}")
-        print("| variant | gold files | @1 | @3 | @5 | @9 |")
-        print("|---|---:|---:|---:|---:|---:|")
-        for name, _ in vs:
-            c = counts[name]
-            print(f"| {name} | {c['files']} | {c['@1']} | {c['@3']} | {c['@5']} | {c['@9']} |")
+        print(places_table(counts))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -414,7 +330,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--max-tasks", type=int, default=20)
     ap.add_argument("--commits", type=int, default=1000)
     ap.add_argument("--cache", type=Path, action="append", default=[])
-    ap.add_argument("--add-links", action="store_true", help="add wlinked to the caches")
     ap.add_argument("--add-cutoffs", action="store_true", help="add window cutoffs")
     ap.add_argument("--graph", action="store_true", help="also the graph variants (slow)")
     args = ap.parse_args(argv)
@@ -422,11 +337,9 @@ def main(argv: list[str] | None = None) -> int:
     for cache in args.cache:
         if cache.is_file():
             got = json.loads(cache.read_text(encoding="utf-8"))
-            if args.add_links:
-                add_links(args, got)
             if args.add_cutoffs:
                 add_cutoffs(args, got)
-            if args.add_links or args.add_cutoffs:
+            if args.add_cutoffs:
                 cache.write_text(json.dumps(got), encoding="utf-8")
             data.extend(got)
         else:
@@ -440,4 +353,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    sys.exit(main())

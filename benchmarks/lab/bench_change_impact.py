@@ -15,7 +15,7 @@ what "files that usually change with this one" alone would name.
 
 Run (task files from a copy of the benchmark; repositories cloned with full history):
 
-    .venv/bin/python benchmarks/bench_change_impact.py \\
+    .venv/bin/python benchmarks/lab/bench_change_impact.py \\
         --tasks SCRATCH/ctxbench/tasks --repos-dir SCRATCH/ctxbench/.data/repos \\
         --work SCRATCH/change-impact --names click,httpx,logrus --max-tasks 15
 
@@ -28,20 +28,21 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
-
 from codelibrarian.api import Librarian
 from codelibrarian.execution.builtins.analysis import impact, inputs_from_store
 from codelibrarian.index.store import open_store
 from codelibrarian.sources.ranking import is_test_path
 from codelibrarian.workspace.git import working_diff
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from harness.stats import machine
 
 TOP = 10
 
@@ -113,7 +114,7 @@ def run_task(repo: Path, task: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=Path, required=True, help="folder of NAME.jsonl")
     parser.add_argument("--repos-dir", type=Path, required=True, help="full clones, NAME/")
@@ -121,7 +122,7 @@ def main() -> None:
     parser.add_argument("--names", default="click,httpx,logrus")
     parser.add_argument("--max-tasks", type=int, default=15)
     parser.add_argument("--json", type=Path, help="write per-task rows here")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     rows: list[dict[str, Any]] = []
     per_repo: list[tuple[str, list[dict[str, Any]]]] = []
     for name in args.names.split(","):
@@ -158,13 +159,11 @@ def main() -> None:
         return f"| {label} | {n} | {a} | {b} | {imp_any:.2f} | {co_any:.2f} | {ms:.0f} ms |"
 
     print(f"### tp_change_impact vs co-change only ({time.strftime('%Y-%m-%d')})\n")
+    print(f"- machine: {machine()} (shared machine)")
     print(
-        f"- machine: {platform.machine()}, {os.cpu_count()} cores, {platform.system()}, "
-        f"Python {platform.python_version()}, load average {os.getloadavg()[0]:.2f} "
-        "(shared machine)"
+        "- command: `.venv/bin/python benchmarks/lab/bench_change_impact.py "
+        f"--names {args.names} --max-tasks {args.max_tasks} --tasks … --repos-dir … --work …`"
     )
-    print(f"- command: `.venv/bin/python benchmarks/bench_change_impact.py --names {args.names} "
-          f"--max-tasks {args.max_tasks} --tasks … --repos-dir … --work …`")  # fmt: skip
     print(
         f"- tasks: diff-mode tasks of the history-mined benchmark, at most {args.max_tasks} "
         "per repository spread evenly over its history; score = share of the commit's "
@@ -178,7 +177,8 @@ def main() -> None:
     for name, rs in per_repo:
         print(line(name, rs))
     print(line("**all**", rows))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
